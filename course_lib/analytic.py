@@ -1,0 +1,545 @@
+"""Closed-form models: one pure function per formula the course teaches.
+
+Every function takes SI units (bytes, seconds, bytes per second), checks its
+input, and carries its formula and the chapter that derives it.  Bandwidths
+are **per direction** unless a name says otherwise.
+
+The alpha-beta model: moving ``D`` bytes over a route costs
+``T = alpha + D / B`` -- a fixed start-up time ``alpha`` (seconds) plus the
+bytes over the bandwidth ``B`` (bytes per second, one way).
+
+Examples
+--------
+The seeds' 7B-parameter, FP16, 8-GPU ring example, corrected:
+
+>>> from course_lib.hardware import gpu
+>>> grad = gradient_bytes(7e9, bytes_per_element=2)        # 14 GB
+>>> ring_allreduce_bytes_per_rank(grad, 8) / 1e9           # each GPU sends
+24.5
+>>> round(ring_allreduce_time_s(grad, 8, gpu("H100").nvlink_bw_per_dir_bytes_per_s), 4)
+0.0544
+"""
+
+from __future__ import annotations
+
+import math
+
+from .units import (SPEED_OF_LIGHT_M_PER_S, check_choice, check_fraction,
+                    check_int, check_nonnegative, check_positive, check_real)
+
+__all__ = [
+    "COLLECTIVES", "ALGORITHMS",
+    "transfer_time_s", "effective_bw_bytes_per_s", "crossover_bytes",
+    "batched_transfer_time_s", "fibre_rtt_s", "rdma_transfer_time_s",
+    "nvlink_bw_bytes_per_s", "effective_utilisation", "compute_time_s",
+    "ring_allreduce_time_s", "ring_allreduce_bytes_per_rank",
+    "collective_time_s", "busbw_factor", "algbw_bytes_per_s", "busbw_bytes_per_s",
+    "gradient_bytes", "iteration_time_s", "comm_speedup", "amdahl_speedup",
+    "amdahl_limit", "scaling_efficiency", "bandwidth_growth_bytes_per_s",
+    "max_gpus_at_efficiency",
+]
+
+#: Collective names, as nccl-tests spells its binaries without ``_perf``.
+COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce",
+               "alltoall")
+#: Algorithm names for :func:`collective_time_s`.
+ALGORITHMS = ("ring", "tree", "in-switch")
+
+# ---------------------------------------------------------------------------
+# point to point (chapters 1-5)
+# ---------------------------------------------------------------------------
+
+
+def transfer_time_s(n_bytes: float, bw_bytes_per_s: float,
+                    latency_s: float = 0.0) -> float:
+    """Time to move ``n_bytes`` over one route: ``T = alpha + D / B``.
+
+    Parameters
+    ----------
+    n_bytes : float
+        Message size D, bytes (>= 0).
+    bw_bytes_per_s : float
+        Bandwidth B of the route, per direction, bytes/s (> 0).
+    latency_s : float
+        Fixed start-up cost alpha, seconds (>= 0): for PCIe DMA the seeds'
+        ``T_setup``, for RDMA the round trip ``T_rtt``.
+
+    Notes
+    -----
+    ``T = alpha + D / B``.  Chapter 3 (PCIe vs NVLink), 4 (DMA), 5 (RDMA).
+
+    >>> transfer_time_s(1e9, 50e9, 2e-6)
+    0.020002
+    """
+    d = check_nonnegative(n_bytes, "n_bytes")
+    b = check_positive(bw_bytes_per_s, "bw_bytes_per_s")
+    a = check_nonnegative(latency_s, "latency_s")
+    return a + d / b
+
+
+def effective_bw_bytes_per_s(n_bytes: float, bw_bytes_per_s: float,
+                             latency_s: float = 0.0) -> float:
+    """Delivered bandwidth ``D / T`` of one transfer: small messages never
+    see the link's bandwidth.
+
+    Notes
+    -----
+    ``B_eff = D / (alpha + D/B)``; half the link bandwidth is reached at
+    ``D = alpha * B`` (the "half-bandwidth size").  Chapter 3.
+
+    >>> effective_bw_bytes_per_s(100e3, 50e9, 2e-6) / 50e9
+    0.5
+    """
+    d = check_positive(n_bytes, "n_bytes")
+    return d / transfer_time_s(d, bw_bytes_per_s, latency_s)
+
+
+def crossover_bytes(latency_a_s: float, bw_a_bytes_per_s: float,
+                    latency_b_s: float, bw_b_bytes_per_s: float) -> float:
+    """Message size at which two routes take the same time.
+
+    Below it the route with the smaller latency wins, above it the one with
+    the larger bandwidth.  Returns ``inf`` when one route is better at every
+    size (smaller latency *and* larger bandwidth) or the lines are parallel.
+
+    Notes
+    -----
+    ``alpha_a + D/B_a = alpha_b + D/B_b``  =>
+    ``D* = (alpha_b - alpha_a) / (1/B_a - 1/B_b)``.  Chapter 3.
+
+    >>> crossover_bytes(1e-6, 10e9, 5e-6, 50e9)
+    50000.0
+    """
+    aa = check_nonnegative(latency_a_s, "latency_a_s")
+    ba = check_positive(bw_a_bytes_per_s, "bw_a_bytes_per_s")
+    ab = check_nonnegative(latency_b_s, "latency_b_s")
+    bb = check_positive(bw_b_bytes_per_s, "bw_b_bytes_per_s")
+    slope = 1 / ba - 1 / bb
+    gap = ab - aa
+    if slope == 0 or gap == 0 or (gap > 0) != (slope > 0):
+        return math.inf
+    return gap / slope
+
+
+def batched_transfer_time_s(n_messages: int, bytes_per_message: float,
+                            bw_bytes_per_s: float, latency_s: float,
+                            batched: bool = True) -> float:
+    """Time to send ``n_messages`` messages one by one or as one batch.
+
+    Notes
+    -----
+    Separately: ``N (alpha + d/B)``; merged ("transfer batching", 传输合并):
+    ``alpha + N d / B``.  The saving is ``(N - 1) alpha``.  Chapter 4.
+
+    >>> batched_transfer_time_s(1000, 4096, 25e9, 10e-6, batched=False) > \
+        batched_transfer_time_s(1000, 4096, 25e9, 10e-6)
+    True
+    """
+    n = check_int(n_messages, "n_messages", minimum=1)
+    d = check_nonnegative(bytes_per_message, "bytes_per_message")
+    if batched:
+        return transfer_time_s(n * d, bw_bytes_per_s, latency_s)
+    return n * transfer_time_s(d, bw_bytes_per_s, latency_s)
+
+
+def fibre_rtt_s(distance_m: float, velocity_factor: float = 0.7) -> float:
+    """Round-trip propagation time over fibre: ``2 d / (v c)``.
+
+    Parameters
+    ----------
+    distance_m : float
+        One-way cable distance, metres.
+    velocity_factor : float
+        Signal speed as a fraction of c (about 0.67-0.7 in glass), in (0, 1].
+
+    Notes
+    -----
+    ``T_rtt = 2 * distance / (0.7 * c)``: light in fibre covers about
+    0.2 m per nanosecond, so 1 km costs ~10 us round trip.  This is only the
+    wire; switches, NICs and software add their own latency.  Chapter 5.
+
+    >>> round(fibre_rtt_s(1000) * 1e6, 2)
+    9.53
+    """
+    d = check_nonnegative(distance_m, "distance_m")
+    v = check_positive(velocity_factor, "velocity_factor")
+    if v > 1:
+        raise ValueError(f"velocity_factor must lie in (0, 1], got {v!r}")
+    return 2 * d / (v * SPEED_OF_LIGHT_M_PER_S)
+
+
+def rdma_transfer_time_s(n_bytes: float, bw_bytes_per_s: float,
+                         distance_m: float = 0.0, velocity_factor: float = 0.7,
+                         endpoint_latency_s: float = 0.0) -> float:
+    """The seeds' RDMA model: ``T = T_rtt + D / B`` plus any endpoint latency.
+
+    >>> from course_lib.units import gbit_per_s
+    >>> round(rdma_transfer_time_s(1e9, gbit_per_s(400), 100) * 1e3, 3)  # 1 GB, NDR, 100 m
+    20.001
+    """
+    rtt = fibre_rtt_s(distance_m, velocity_factor)
+    extra = check_nonnegative(endpoint_latency_s, "endpoint_latency_s")
+    return transfer_time_s(n_bytes, bw_bytes_per_s, rtt + extra)
+
+
+def nvlink_bw_bytes_per_s(lanes_per_link: int, lane_rate_gbit_per_s: float,
+                          links: int = 1, bidirectional: bool = False) -> float:
+    """NVLink bandwidth from its parts: lanes x lane rate x links (x 2 both ways).
+
+    Notes
+    -----
+    ``B = lanes * rate / 8 * links`` per direction; marketing adds the two
+    directions.  H100: 2 lanes x 100 Gb/s = 25 GB/s a link, x 18 = 450 GB/s
+    per direction = 900 GB/s bidirectional.  Chapter 2.
+
+    >>> nvlink_bw_bytes_per_s(2, 100, 18) / 1e9, nvlink_bw_bytes_per_s(2, 100, 18, True) / 1e9
+    (450.0, 900.0)
+    """
+    lanes = check_int(lanes_per_link, "lanes_per_link", minimum=1)
+    rate = check_positive(lane_rate_gbit_per_s, "lane_rate_gbit_per_s")
+    links = check_int(links, "links", minimum=1)
+    per_dir = lanes * rate * 1e9 / 8 * links
+    return 2 * per_dir if bidirectional else per_dir
+
+
+def compute_time_s(flops: float, peak_flops_per_s: float,
+                   efficiency: float = 1.0) -> float:
+    """``T_compute = FLOPs / (peak x efficiency)``.  Chapter 1.
+
+    >>> compute_time_s(1e15, 1e15, 0.5)
+    2.0
+    """
+    f = check_nonnegative(flops, "flops")
+    p = check_positive(peak_flops_per_s, "peak_flops_per_s")
+    e = check_fraction(efficiency, "efficiency")
+    if e == 0:
+        raise ValueError("efficiency must be > 0")
+    return f / (p * e)
+
+
+def effective_utilisation(t_compute_s: float, t_comm_s: float) -> float:
+    """Share of time spent computing when communication is not overlapped.
+
+    Notes
+    -----
+    ``U = T_comp / (T_comp + T_comm)``.  Chapter 1.
+
+    >>> effective_utilisation(3.0, 1.0)
+    0.75
+    """
+    tc = check_nonnegative(t_compute_s, "t_compute_s")
+    tm = check_nonnegative(t_comm_s, "t_comm_s")
+    if tc + tm == 0:
+        raise ValueError("t_compute_s and t_comm_s cannot both be 0")
+    return tc / (tc + tm)
+
+
+# ---------------------------------------------------------------------------
+# collectives (chapter 7)
+# ---------------------------------------------------------------------------
+
+
+def busbw_factor(collective: str, n_ranks: int) -> float:
+    """nccl-tests' factor from algorithm bandwidth to bus bandwidth.
+
+    Notes
+    -----
+    ``busbw = algbw x factor``: AllReduce ``2(n-1)/n``; AllGather,
+    ReduceScatter, AllToAll ``(n-1)/n``; Broadcast, Reduce ``1``
+    (NVIDIA/nccl-tests:doc/PERFORMANCE.md).  Chapter 7.
+
+    >>> busbw_factor("allreduce", 8)
+    1.75
+    """
+    c = check_choice(collective, "collective", COLLECTIVES)
+    n = check_int(n_ranks, "n_ranks", minimum=1)
+    if c == "allreduce":
+        return 2 * (n - 1) / n
+    if c in ("allgather", "reducescatter", "alltoall"):
+        return (n - 1) / n
+    return 1.0
+
+
+def ring_allreduce_bytes_per_rank(n_bytes: float, n_ranks: int) -> float:
+    """Bytes each rank sends (and receives) in a ring AllReduce of ``n_bytes``.
+
+    Notes
+    -----
+    ReduceScatter then AllGather, each ``n-1`` steps of ``S/n``:
+    ``2 (n-1)/n x S``.  Chapter 7.
+
+    >>> ring_allreduce_bytes_per_rank(14e9, 8) / 1e9
+    24.5
+    """
+    s = check_nonnegative(n_bytes, "n_bytes")
+    n = check_int(n_ranks, "n_ranks", minimum=1)
+    return 2 * (n - 1) / n * s
+
+
+def ring_allreduce_time_s(n_bytes: float, n_ranks: int, bw_bytes_per_s: float,
+                          latency_s: float = 0.0) -> float:
+    """Ideal ring AllReduce time.
+
+    Parameters
+    ----------
+    n_bytes : float
+        Buffer size S on every rank, bytes.
+    n_ranks : int
+        Ranks on the ring, >= 1.
+    bw_bytes_per_s : float
+        **One-way** bandwidth each rank can send to its ring neighbour.
+    latency_s : float
+        Per-step latency alpha.
+
+    Notes
+    -----
+    ``t = 2 (n-1)/n x S/B + 2 (n-1) alpha`` -- a ReduceScatter (n-1 steps)
+    followed by an AllGather (n-1 steps), each step moving S/n bytes.  The
+    time per GPU does not grow with n: the seeds' "aggregate ring bandwidth
+    N B / 2" is not the quantity that sets it.  Chapter 7.
+
+    >>> ring_allreduce_time_s(1e9, 1, 1e9)
+    0.0
+    >>> ring_allreduce_time_s(1e9, 4, 1e9, latency_s=1e-6)
+    1.500006
+    """
+    s = check_nonnegative(n_bytes, "n_bytes")
+    n = check_int(n_ranks, "n_ranks", minimum=1)
+    b = check_positive(bw_bytes_per_s, "bw_bytes_per_s")
+    a = check_nonnegative(latency_s, "latency_s")
+    return 2 * (n - 1) / n * s / b + 2 * (n - 1) * a
+
+
+def collective_time_s(collective: str, n_bytes: float, n_ranks: int,
+                      bw_bytes_per_s: float, latency_s: float = 0.0,
+                      algorithm: str = "ring") -> float:
+    """Ideal time of a collective under the alpha-beta model.
+
+    Parameters
+    ----------
+    collective : str
+        One of :data:`COLLECTIVES`.
+    n_bytes : float
+        The nccl-tests size S: the buffer each rank contributes to or
+        receives from the collective (for AllGather the *output* size, for
+        ReduceScatter the *input* size).
+    n_ranks : int
+        Number of ranks, >= 1.
+    bw_bytes_per_s : float
+        One-way bandwidth per rank (into the ring, tree or switch).
+    latency_s : float
+        Per-step latency alpha.
+    algorithm : {"ring", "tree", "in-switch"}
+        ``"tree"`` is a pipelined (double) binary tree, for allreduce,
+        broadcast and reduce.  ``"in-switch"`` is reduction in the switch
+        (NVLink SHARP, "NVLS") for allreduce, reducescatter and allgather:
+        each rank sends its data once and the switch does the arithmetic.
+
+    Notes
+    -----
+    With ``p = n - 1`` and ``L = ceil(log2 n)``:
+
+    ======================  ======================  =====================  =================
+    collective              ring                    tree                   in-switch
+    ======================  ======================  =====================  =================
+    allreduce               2p/n S/B + 2p alpha     2 S/B + 2L alpha       S/B + 2 alpha
+    allgather/reducescatter p/n S/B + p alpha       --                     p/n S/B + alpha
+    broadcast/reduce        S/B + p alpha           S/B + L alpha          --
+    alltoall                p/n S/B + p alpha       --                     --
+    ======================  ======================  =====================  =================
+
+    Chapter 7.
+
+    >>> collective_time_s("allgather", 8e9, 8, 1e9)
+    7.0
+    >>> collective_time_s("allreduce", 1e9, 8, 1e9, algorithm="in-switch")
+    1.0
+    """
+    c = check_choice(collective, "collective", COLLECTIVES)
+    alg = check_choice(algorithm, "algorithm", ALGORITHMS)
+    s = check_nonnegative(n_bytes, "n_bytes")
+    n = check_int(n_ranks, "n_ranks", minimum=1)
+    b = check_positive(bw_bytes_per_s, "bw_bytes_per_s")
+    a = check_nonnegative(latency_s, "latency_s")
+    if n == 1:
+        return 0.0
+    p = n - 1
+    depth = math.ceil(math.log2(n))
+    if alg == "ring":
+        if c == "allreduce":
+            return ring_allreduce_time_s(s, n, b, a)
+        if c in ("allgather", "reducescatter", "alltoall"):
+            return p / n * s / b + p * a
+        return s / b + p * a
+    if alg == "tree":
+        if c == "allreduce":
+            return 2 * s / b + 2 * depth * a
+        if c in ("broadcast", "reduce"):
+            return s / b + depth * a
+        raise ValueError(f"algorithm='tree' supports allreduce, broadcast and "
+                         f"reduce; got collective={collective!r}")
+    if c == "allreduce":
+        return s / b + 2 * a
+    if c in ("allgather", "reducescatter"):
+        return p / n * s / b + a
+    raise ValueError(f"algorithm='in-switch' supports allreduce, allgather and "
+                     f"reducescatter; got collective={collective!r}")
+
+
+def algbw_bytes_per_s(n_bytes: float, time_s: float) -> float:
+    """nccl-tests' algorithm bandwidth ``S / t``.
+
+    >>> algbw_bytes_per_s(1e9, 0.01)
+    100000000000.0
+    """
+    s = check_nonnegative(n_bytes, "n_bytes")
+    t = check_positive(time_s, "time_s")
+    return s / t
+
+
+def busbw_bytes_per_s(collective: str, n_bytes: float, time_s: float,
+                      n_ranks: int) -> float:
+    """nccl-tests' bus bandwidth ``algbw x busbw_factor``: comparable with the
+    per-direction bandwidth of the bottleneck link.
+
+    >>> busbw_bytes_per_s("allreduce", 1e9, 0.01, 8) / 1e9
+    175.0
+    """
+    return algbw_bytes_per_s(n_bytes, time_s) * busbw_factor(collective, n_ranks)
+
+
+# ---------------------------------------------------------------------------
+# training steps, overlap and scaling (chapters 8-9)
+# ---------------------------------------------------------------------------
+
+
+def gradient_bytes(n_params: float, bytes_per_element: float = 2) -> float:
+    """Gradient volume: parameters x bytes per element (FP16/BF16: 2, FP32: 4).
+
+    >>> gradient_bytes(7e9) / 1e9
+    14.0
+    """
+    p = check_nonnegative(n_params, "n_params")
+    e = check_positive(bytes_per_element, "bytes_per_element")
+    return p * e
+
+
+def iteration_time_s(t_compute_s: float, t_comm_s: float,
+                     overlap: bool | float = True) -> float:
+    """Time of one training step with communication overlapped or not.
+
+    Parameters
+    ----------
+    overlap : bool or float
+        ``True`` (perfect overlap), ``False`` (none), or the fraction in
+        [0, 1] of the shorter phase hidden behind the longer one.
+
+    Notes
+    -----
+    No overlap: ``T = T_comp + T_comm``; perfect overlap:
+    ``T = max(T_comp, T_comm)``; in between
+    ``T = T_comp + T_comm - f min(T_comp, T_comm)``.  Chapter 8.
+
+    >>> iteration_time_s(3.0, 2.0), iteration_time_s(3.0, 2.0, overlap=False)
+    (3.0, 5.0)
+    """
+    tc = check_nonnegative(t_compute_s, "t_compute_s")
+    tm = check_nonnegative(t_comm_s, "t_comm_s")
+    if isinstance(overlap, bool):
+        f = 1.0 if overlap else 0.0
+    else:
+        f = check_fraction(overlap, "overlap")
+    return tc + tm - f * min(tc, tm)
+
+
+def comm_speedup(n: int, t_comm_s: float, t_compute_s: float) -> float:
+    """The seeds' speed-up rule ``N / (1 + (N-1) T_comm / T_comp)``.
+
+    Notes
+    -----
+    A rough rule, not a law: it assumes every extra GPU adds a full
+    ``T_comm`` of unhidden communication.  With a ring AllReduce the time
+    per GPU barely grows with N, and overlap hides it; chapter 9 shows where
+    it holds and where it breaks.
+
+    >>> comm_speedup(8, 0.0, 1.0)
+    8.0
+    >>> round(comm_speedup(8, 0.1, 1.0), 3)
+    4.706
+    """
+    n = check_int(n, "n", minimum=1)
+    tm = check_nonnegative(t_comm_s, "t_comm_s")
+    tc = check_positive(t_compute_s, "t_compute_s")
+    return n / (1 + (n - 1) * tm / tc)
+
+
+def amdahl_speedup(parallel_fraction: float, n: int) -> float:
+    """Amdahl's law: ``1 / ((1 - p) + p / n)``.
+
+    >>> amdahl_speedup(0.95, 1_000_000) < 20
+    True
+    >>> amdahl_speedup(1.0, 8)
+    8.0
+    """
+    p = check_fraction(parallel_fraction, "parallel_fraction")
+    n = check_int(n, "n", minimum=1)
+    return 1.0 / ((1 - p) + p / n)
+
+
+def amdahl_limit(parallel_fraction: float) -> float:
+    """The speed-up Amdahl allows with infinitely many workers: ``1 / (1 - p)``.
+
+    >>> round(amdahl_limit(0.95), 6)
+    20.0
+    """
+    p = check_fraction(parallel_fraction, "parallel_fraction")
+    return math.inf if p == 1 else 1.0 / (1 - p)
+
+
+def scaling_efficiency(t1_s: float, tn_s: float, n: int) -> float:
+    """Strong-scaling efficiency ``T_1 / (N T_N)`` (1.0 = perfect).
+
+    >>> scaling_efficiency(8.0, 1.25, 8)
+    0.8
+    """
+    t1 = check_positive(t1_s, "t1_s")
+    tn = check_positive(tn_s, "tn_s")
+    n = check_int(n, "n", minimum=1)
+    return t1 / (n * tn)
+
+
+def max_gpus_at_efficiency(t_compute_s: float, t_comm_s: float,
+                           threshold: float, n_max: int = 1_000_000) -> int:
+    """Largest N for which the seeds' rule keeps efficiency >= ``threshold``.
+
+    Efficiency under the seeds' rule is ``speedup / N = 1/(1 + (N-1) r)``
+    with ``r = T_comm/T_comp``, which falls below the threshold once
+    ``N > 1 + (1/threshold - 1) / r``.  Returns ``n_max`` when it never does.
+
+    >>> max_gpus_at_efficiency(1.0, 0.01, 0.5)
+    101
+    """
+    tc = check_positive(t_compute_s, "t_compute_s")
+    tm = check_nonnegative(t_comm_s, "t_comm_s")
+    e = check_fraction(threshold, "threshold")
+    n_max = check_int(n_max, "n_max", minimum=1)
+    if e == 0 or tm == 0:
+        return n_max
+    r = tm / tc
+    n = math.floor(1 + (1 / e - 1) / r + 1e-9)
+    return max(1, min(n, n_max))
+
+
+def bandwidth_growth_bytes_per_s(b0_bytes_per_s: float, growth_per_year: float,
+                                 years: float) -> float:
+    """Compound growth of bandwidth: ``B0 (1 + g)^t``.  Chapter 9.
+
+    >>> bandwidth_growth_bytes_per_s(100.0, 1.0, 3)
+    800.0
+    """
+    b0 = check_positive(b0_bytes_per_s, "b0_bytes_per_s")
+    g = check_real(growth_per_year, "growth_per_year")
+    if g <= -1:
+        raise ValueError(f"growth_per_year must be > -1, got {g!r}")
+    t = check_nonnegative(years, "years")
+    return b0 * (1 + g) ** t

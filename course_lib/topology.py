@@ -1,0 +1,463 @@
+"""The road map: GPU topologies as networkx graphs, and the questions we ask of them.
+
+Builders are nouns (``ring_topology(8)``), queries are verb phrases
+(``average_hops(topo)``).  A topology is a :class:`networkx.Graph` whose
+GPU nodes are the integers ``0 .. n_gpus-1`` (the ranks) and whose other
+nodes are switches and NICs, named by strings (``"nvswitch"``,
+``"node0/nvswitch"``, ``"nic3"``, ``"ib-switch"``).  Every node has a
+``kind`` attribute (``"gpu"``, ``"nvswitch"``, ``"nic"``, ``"switch"``);
+every edge has
+
+* ``kind`` -- ``"nvlink"``, ``"pcie"`` or ``"network"``,
+* ``links`` -- how many physical links the edge bundles,
+* ``bw_bytes_per_s`` -- the edge's bandwidth **per direction** (all its links),
+* ``latency_s`` -- an indicative per-traversal latency from the catalog.
+
+**Hops.** ``hops`` counts the links a message crosses on the shortest route.
+Through a switch that is two (in and out): in an NVSwitch box every pair of
+GPUs is 2 links apart, through one switch.  The seed articles' "one hop
+through NVSwitch" counts *switch crossings*; ``hops(..., count="gpu-hops")``
+gives that view, in which a switch is transparent.
+
+Taught in chapter 6 (the road map).
+
+Examples
+--------
+>>> average_hops(ring_topology(8))
+2.2857142857142856
+>>> diameter(ring_topology(8)), link_count(ring_topology(8))
+(4, 8)
+>>> hops(nvswitch_topology(8), 0, 5), hops(nvswitch_topology(8), 0, 5, count="gpu-hops")
+(2, 1)
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+
+from .hardware import gpu as _gpu
+from .hardware import latency_s as _latency_s
+from .hardware import nic as _nic
+from .hardware import pcie_bw_per_dir_bytes_per_s
+from .units import check_choice, check_int
+
+__all__ = [
+    "ring_topology", "fully_connected_topology", "torus_2d_topology",
+    "hybrid_cube_mesh_topology", "nvswitch_topology", "two_level_topology",
+    "gpus", "hops", "hop_matrix", "average_hops", "diameter", "link_count",
+    "bisection_bw_bytes_per_s", "TOPOLOGY_BUILDERS", "build_topology",
+]
+
+_HOP_COUNTS = ("links", "gpu-hops")
+
+
+def _per_link_bw(gpu_name: str) -> float:
+    return _gpu(gpu_name).nvlink_per_link_per_dir_bytes_per_s
+
+
+def _new(name: str, gpu_name: str) -> nx.Graph:
+    g = nx.Graph(name=name, gpu=_gpu(gpu_name).name)
+    return g
+
+
+def _add_gpus(g: nx.Graph, n: int, **attrs) -> None:
+    for r in range(n):
+        g.add_node(r, kind="gpu", **attrs)
+
+
+def _nvlink_edge(g, a, b, links, gpu_name):
+    g.add_edge(a, b, kind="nvlink", links=links,
+               bw_bytes_per_s=links * _per_link_bw(gpu_name),
+               latency_s=_latency_s("nccl_hop_nvlink"))
+
+
+def ring_topology(n: int, links_per_pair: int = 1, gpu: str = "H100") -> nx.Graph:
+    """GPUs on a ring: each talks directly to its two neighbours.
+
+    Parameters
+    ----------
+    n : int
+        Number of GPUs, >= 2.
+    links_per_pair : int
+        NVLink links between neighbours (bundled into one edge).
+    gpu : str
+        GPU model from the catalog; sets the per-link bandwidth.
+
+    Notes
+    -----
+    Hop distance d(i, j) = min(|i - j|, n - |i - j|); average hops
+    (1 / n(n-1)) sum d(i,j) ~ n/4; diameter floor(n/2); n links;
+    bisection 2 x link bandwidth.  Chapter 6.
+
+    >>> ring_topology(4).number_of_edges()
+    4
+    """
+    n = check_int(n, "n", minimum=2)
+    links_per_pair = check_int(links_per_pair, "links_per_pair", minimum=1)
+    g = _new(f"ring({n})", gpu)
+    _add_gpus(g, n)
+    for r in range(n):
+        _nvlink_edge(g, r, (r + 1) % n, links_per_pair, gpu)
+    return g
+
+
+def fully_connected_topology(n: int, links_per_pair: int = 1,
+                             gpu: str = "A100") -> nx.Graph:
+    """Every GPU wired to every other (an NVLink full mesh, e.g. 4 GPUs).
+
+    Notes
+    -----
+    n(n-1)/2 links -- the wiring grows as n squared, which is why boxes of
+    more than a handful of GPUs use switches.  Every pair is 1 hop.  Chapter 6.
+
+    >>> link_count(fully_connected_topology(8))
+    28
+    """
+    n = check_int(n, "n", minimum=2)
+    links_per_pair = check_int(links_per_pair, "links_per_pair", minimum=1)
+    g = _new(f"full-mesh({n})", gpu)
+    _add_gpus(g, n)
+    for a, b in itertools.combinations(range(n), 2):
+        _nvlink_edge(g, a, b, links_per_pair, gpu)
+    return g
+
+
+def torus_2d_topology(rows: int, cols: int, gpu: str = "H100") -> nx.Graph:
+    """A 2-D torus of ``rows x cols`` GPUs (wrap-around grid, like TPU pods).
+
+    >>> average_hops(torus_2d_topology(4, 4)) == 32 / 15
+    True
+    """
+    rows = check_int(rows, "rows", minimum=2)
+    cols = check_int(cols, "cols", minimum=2)
+    g = _new(f"torus({rows}x{cols})", gpu)
+    _add_gpus(g, rows * cols)
+    for r in range(rows):
+        for c in range(cols):
+            a = r * cols + c
+            for b in (r * cols + (c + 1) % cols, ((r + 1) % rows) * cols + c):
+                if a != b and not g.has_edge(a, b):
+                    _nvlink_edge(g, a, b, 1, gpu)
+    return g
+
+
+#: DGX-1 (V100) hybrid cube-mesh: two fully connected quads (0-3, 4-7) plus
+#: links i <-> i+4; with V100's six links some pairs get two.  Link counts per
+#: pair follow the DGX-1V wiring in NVIDIA's DGX-1 System Architecture
+#: whitepaper (each GPU: 6 links).
+_CUBE_MESH_V100 = {
+    (0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2,
+    (1, 2): 2, (1, 3): 1, (1, 5): 2,
+    (2, 3): 1, (2, 6): 2,
+    (3, 7): 2,
+    (4, 5): 1, (4, 6): 1, (4, 7): 2,
+    (5, 6): 2, (5, 7): 1,
+    (6, 7): 1,
+}
+
+
+def hybrid_cube_mesh_topology(gpu: str = "V100") -> nx.Graph:
+    """The DGX-1's 8-GPU hybrid cube-mesh (no switch; not all-to-all).
+
+    Parameters
+    ----------
+    gpu : str
+        ``"V100"`` (6 links per GPU, some pairs doubled) or ``"P100"``
+        (4 links per GPU, one per connected pair).
+
+    Notes
+    -----
+    Each GPU reaches 4 others directly; the remaining 3 are 2 hops away.
+    Chapter 6.
+
+    >>> t = hybrid_cube_mesh_topology()
+    >>> sorted(d for _, d in t.degree())[:1], diameter(t)
+    ([4], 2)
+    >>> sum(d["links"] for _, _, d in t.edges(data=True))  # 8 GPUs x 6 links / 2
+    24
+    """
+    name = _gpu(gpu).name
+    if name not in ("V100", "P100"):
+        raise ValueError(f"gpu must be 'V100' or 'P100' for a DGX-1 cube-mesh; "
+                         f"got {gpu!r}")
+    g = _new("hybrid-cube-mesh(8)", name)
+    _add_gpus(g, 8)
+    for (a, b), links in _CUBE_MESH_V100.items():
+        _nvlink_edge(g, a, b, links if name == "V100" else 1, name)
+    return g
+
+
+def nvswitch_topology(n: int = 8, gpu: str = "H100") -> nx.Graph:
+    """GPUs that all plug into one NVSwitch fabric (drawn as one hub).
+
+    Each GPU's edge to the hub carries all its NVLink links
+    (H100: 18 x 25 GB/s = 450 GB/s per direction).  Every pair of GPUs is
+    2 links (1 switch crossing) apart and can use its full bandwidth.
+
+    >>> t = nvswitch_topology(8)
+    >>> t.edges[0, "nvswitch"]["bw_bytes_per_s"] / 1e9
+    450.0
+    """
+    n = check_int(n, "n", minimum=2)
+    rec = _gpu(gpu)
+    g = _new(f"nvswitch({n})", rec.name)
+    _add_gpus(g, n)
+    g.add_node("nvswitch", kind="nvswitch")
+    for r in range(n):
+        g.add_edge(r, "nvswitch", kind="nvlink", links=rec.nvlink_links,
+                   bw_bytes_per_s=rec.nvlink_bw_per_dir_bytes_per_s,
+                   latency_s=_latency_s("nccl_hop_nvlink"))
+    return g
+
+
+def two_level_topology(nodes: int, gpus_per_node: int = 8, gpu: str = "H100",
+                       nic: str = "NDR", nics_per_node: int | None = None) -> nx.Graph:
+    """A cluster: NVSwitch inside each node, NICs and one network switch between.
+
+    Parameters
+    ----------
+    nodes : int
+        Number of nodes (servers), >= 1.
+    gpus_per_node : int
+        GPUs in each node's NVLink domain.
+    gpu, nic : str
+        Catalog names; ``nic`` sets the port rate (``"NDR"`` = 400 Gb/s).
+    nics_per_node : int, optional
+        Defaults to one NIC per GPU (as on DGX H100); fewer NICs are shared
+        by GPU ``i`` -> NIC ``i % nics_per_node``.
+
+    Notes
+    -----
+    GPU ``r`` lives in node ``r // gpus_per_node``.  Inside a node a route is
+    GPU -> node's NVSwitch -> GPU (2 links); between nodes it is
+    GPU -> NIC (PCIe) -> network switch -> NIC -> GPU (4 links).  The single
+    network switch is non-blocking (a fat tree drawn as one box).  Chapter 6.
+
+    >>> t = two_level_topology(2, 4)
+    >>> hops(t, 0, 1), hops(t, 0, 4)
+    (2, 4)
+    """
+    nodes = check_int(nodes, "nodes", minimum=1)
+    gpus_per_node = check_int(gpus_per_node, "gpus_per_node", minimum=1)
+    if nics_per_node is None:
+        nics_per_node = gpus_per_node
+    nics_per_node = check_int(nics_per_node, "nics_per_node", minimum=1,
+                              maximum=gpus_per_node)
+    rec, port = _gpu(gpu), _nic(nic)
+    g = _new(f"two-level({nodes}x{gpus_per_node})", rec.name)
+    g.graph.update(nodes=nodes, gpus_per_node=gpus_per_node, nic=port.name,
+                   nics_per_node=nics_per_node)
+    g.add_node("ib-switch", kind="switch")
+    for node in range(nodes):
+        hub = f"node{node}/nvswitch"
+        g.add_node(hub, kind="nvswitch", node=node)
+        for k in range(nics_per_node):
+            nic_name = f"node{node}/nic{k}"
+            g.add_node(nic_name, kind="nic", node=node)
+            g.add_edge(nic_name, "ib-switch", kind="network", links=1,
+                       bw_bytes_per_s=port.bw_per_dir_bytes_per_s,
+                       latency_s=_latency_s("nccl_hop_net"))
+        for local in range(gpus_per_node):
+            r = node * gpus_per_node + local
+            g.add_node(r, kind="gpu", node=node, local_rank=local)
+            if gpus_per_node > 1:
+                g.add_edge(r, hub, kind="nvlink", links=rec.nvlink_links,
+                           bw_bytes_per_s=rec.nvlink_bw_per_dir_bytes_per_s,
+                           latency_s=_latency_s("nccl_hop_nvlink"))
+            g.add_edge(r, f"node{node}/nic{local % nics_per_node}", kind="pcie",
+                       links=1, bw_bytes_per_s=pcie_bw_per_dir_bytes_per_s(rec.pcie_gen),
+                       latency_s=_latency_s("nccl_hop_pcie"))
+        if gpus_per_node == 1:
+            g.remove_node(hub)
+    return g
+
+
+# --- queries ----------------------------------------------------------------
+def _check_topo(topo) -> nx.Graph:
+    if not isinstance(topo, nx.Graph):
+        raise TypeError(f"topo must be a topology (a networkx.Graph from a "
+                        f"*_topology builder), got {type(topo).__name__}")
+    if not gpus(topo):
+        raise ValueError("topo has no GPU nodes (nodes with kind='gpu')")
+    return topo
+
+
+def gpus(topo: nx.Graph) -> list:
+    """The GPU nodes (ranks) of a topology, sorted."""
+    if not isinstance(topo, nx.Graph):
+        raise TypeError(f"topo must be a networkx.Graph, got {type(topo).__name__}")
+    return sorted(n for n, k in topo.nodes(data="kind") if k == "gpu")
+
+
+def _gpu_hop_weight(topo):
+    # a switch or NIC is transparent: half a hop in, half a hop out of each
+    # non-GPU node; a direct GPU-GPU link is one hop.
+    def weight(a, b, _d):
+        ka, kb = topo.nodes[a].get("kind"), topo.nodes[b].get("kind")
+        if ka == "gpu" and kb == "gpu":
+            return 1.0
+        if ka == "gpu" or kb == "gpu":
+            return 0.5
+        return 0.0
+    return weight
+
+
+def hops(topo: nx.Graph, a, b, count: str = "links") -> int:
+    """Hops between GPUs ``a`` and ``b`` on the shortest route.
+
+    Parameters
+    ----------
+    topo : networkx.Graph
+        A topology from one of the builders.
+    a, b : int
+        GPU ranks.
+    count : {"links", "gpu-hops"}
+        ``"links"`` counts every link crossed (a switch costs two);
+        ``"gpu-hops"`` treats switches and NICs as transparent, the way the
+        seed articles count ("one hop through NVSwitch").
+
+    >>> hops(ring_topology(8), 0, 6)
+    2
+    """
+    topo = _check_topo(topo)
+    count = check_choice(count, "count", _HOP_COUNTS)
+    members = set(gpus(topo))
+    for name, v in (("a", a), ("b", b)):
+        if v not in members:
+            raise ValueError(f"{name} must be a GPU of the topology "
+                             f"(0..{len(members) - 1}), got {v!r}")
+    if a == b:
+        return 0
+    if count == "links":
+        return nx.shortest_path_length(topo, a, b)
+    return int(round(nx.shortest_path_length(topo, a, b,
+                                             weight=_gpu_hop_weight(topo))))
+
+
+def hop_matrix(topo: nx.Graph, count: str = "links"):
+    """The n x n matrix of hop counts between GPUs (a numpy array)."""
+    import numpy as np
+
+    topo = _check_topo(topo)
+    count = check_choice(count, "count", _HOP_COUNTS)
+    ranks = gpus(topo)
+    index = {r: i for i, r in enumerate(ranks)}
+    m = np.zeros((len(ranks), len(ranks)), dtype=int)
+    weight = None if count == "links" else _gpu_hop_weight(topo)
+    for src in ranks:
+        if weight is None:
+            lengths = nx.single_source_shortest_path_length(topo, src)
+        else:
+            lengths = nx.single_source_dijkstra_path_length(topo, src, weight=weight)
+        for dst in ranks:
+            m[index[src], index[dst]] = int(round(lengths[dst]))
+    return m
+
+
+def average_hops(topo: nx.Graph, count: str = "links") -> float:
+    """Average hop count over ordered pairs of distinct GPUs.
+
+    Notes
+    -----
+    The seeds' formula: ``(1 / (N (N-1))) * sum_{i != j} d(i, j)``.
+    For a ring d(i, j) = min(|i-j|, N-|i-j|), which averages to about N/4.
+
+    >>> average_hops(fully_connected_topology(4))
+    1.0
+    """
+    m = hop_matrix(topo, count)
+    n = m.shape[0]
+    if n < 2:
+        return 0.0
+    return float(m.sum()) / (n * (n - 1))
+
+
+def diameter(topo: nx.Graph, count: str = "links") -> int:
+    """The largest hop count between two GPUs.
+
+    >>> diameter(ring_topology(7))
+    3
+    """
+    return int(hop_matrix(topo, count).max())
+
+
+def link_count(topo: nx.Graph, physical: bool = False) -> int:
+    """Number of cables: point-to-point connections (edges) of the topology.
+
+    With ``physical=True`` bundles count every link they hold (a DGX-1V
+    has 24 NVLink links over 16 GPU pairs).
+    """
+    topo = _check_topo(topo)
+    if physical:
+        return int(sum(d.get("links", 1) for _, _, d in topo.edges(data=True)))
+    return topo.number_of_edges()
+
+
+def bisection_bw_bytes_per_s(topo: nx.Graph, exact_limit: int = 16) -> float:
+    """Bisection bandwidth, per direction: the least bandwidth across any cut
+    that splits the GPUs into two equal halves.
+
+    For up to ``exact_limit`` GPUs every balanced split is tried and the
+    switches and NICs are placed on whichever side makes the cut smallest
+    (a minimum s-t cut).  Larger two-level clusters use the closed form
+    ``nodes/2 x nics_per_node x NIC rate`` (odd node counts round down);
+    other large topologies raise ValueError.
+
+    >>> bisection_bw_bytes_per_s(ring_topology(8)) / ring_topology(8).edges[0, 1]["bw_bytes_per_s"]
+    2.0
+    """
+    topo = _check_topo(topo)
+    exact_limit = check_int(exact_limit, "exact_limit", minimum=2, maximum=24)
+    ranks = gpus(topo)
+    n = len(ranks)
+    if n > exact_limit:
+        if "nodes" in topo.graph and topo.graph["nodes"] > 1:
+            port = _nic(topo.graph["nic"])
+            inter = (topo.graph["nodes"] // 2) * topo.graph["nics_per_node"] * \
+                port.bw_per_dir_bytes_per_s
+            return float(inter)
+        raise ValueError(f"bisection of {n} GPUs is only computed exactly up to "
+                         f"exact_limit={exact_limit}; pass a larger exact_limit "
+                         f"(at most 24) or use a two-level topology")
+    others = [v for v in topo.nodes if v not in set(ranks)]
+    best = float("inf")
+    first, rest = ranks[0], ranks[1:]
+    for left_rest in itertools.combinations(rest, n // 2 - 1):
+        left = {first, *left_rest}
+        right = set(ranks) - left
+        if not others:
+            cut = sum(d["bw_bytes_per_s"] for u, v, d in topo.edges(data=True)
+                      if (u in left) != (v in left))
+        else:
+            flow = nx.Graph()
+            for u, v, d in topo.edges(data=True):
+                flow.add_edge(u, v, capacity=d["bw_bytes_per_s"])
+            for r in left:
+                flow.add_edge("_S", r, capacity=float("inf"))
+            for r in right:
+                flow.add_edge(r, "_T", capacity=float("inf"))
+            cut, _ = nx.minimum_cut(flow.to_directed(), "_S", "_T")
+        best = min(best, cut)
+    return float(best)
+
+
+TOPOLOGY_BUILDERS = {
+    "ring": ring_topology,
+    "full-mesh": fully_connected_topology,
+    "torus": torus_2d_topology,
+    "cube-mesh": hybrid_cube_mesh_topology,
+    "nvswitch": nvswitch_topology,
+    "two-level": two_level_topology,
+}
+
+
+def build_topology(kind: str, **kwargs) -> nx.Graph:
+    """Build a topology by name: ``build_topology("ring", n=8)``.
+
+    >>> build_topology("nvswitch", n=4).number_of_nodes()
+    5
+    """
+    kind = check_choice(kind, "kind", TOPOLOGY_BUILDERS)
+    return TOPOLOGY_BUILDERS[kind](**kwargs)
