@@ -531,3 +531,9 @@ def catalog_table() -> str:
             shown = f"{value:g}"
         lines.append(f"| {name} | {shown} | {direction} | {source} |")
     return "\n".join(lines)
+
+
+def _catalog_main(argv=None) -> int:
+    """``python -m course_lib catalog``: print the catalog as Markdown."""
+    print(catalog_table())
+    return 0

@@ -1,0 +1,238 @@
+"""Explorers: sliders and toggles over a pure model, with a plot that redraws.
+
+An explorer is three things and nothing more (the mesa pattern):
+
+* ``controls`` -- a dict that *declares* the controls as data, e.g.
+  ``{"n_ranks": {"type": "IntSlider", "min": 2, "max": 64, "value": 8}}``;
+* ``compute(**values) -> dict`` -- a pure function that calls ``course_lib``
+  models and returns the data the plot shows (no physics here: widgets only
+  pass values to model functions);
+* ``plot(data, fig)`` -- a pure function that draws ``data`` on a matplotlib
+  figure; and optionally ``readout(data) -> str`` for a one-line summary.
+
+``Explorer.update(**values)`` checks the values against the declared controls
+and returns the data -- that is what the headless tests call.
+``Explorer.show()`` builds the ipywidgets and redraws the figure into an
+``Output`` widget on every change (this works with JupyterLab's default
+inline backend, which does not redraw figures by itself).  When the
+environment variable ``COURSE_STATIC=1`` is set (the static HTML edition),
+``show()`` draws one static figure at the default values instead.
+
+Control types: ``FloatSlider``, ``FloatLogSlider`` (``min``/``max`` are
+exponents of ``base``, as in ipywidgets), ``IntSlider``, ``Dropdown``,
+``ToggleButtons``, ``Checkbox``.
+
+Examples
+--------
+>>> ex = Explorer(
+...     "double", {"x": {"type": "FloatSlider", "min": 0, "max": 10, "value": 2}},
+...     compute=lambda x: {"y": 2 * x}, plot=lambda data, fig: None)
+>>> ex.update(x=3)["y"]
+6.0
+>>> ex.update(x=11)
+Traceback (most recent call last):
+...
+ValueError: x must lie in [0, 10], got 11
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .units import check_real
+
+__all__ = ["Explorer", "CONTROL_TYPES", "static_mode"]
+
+CONTROL_TYPES = ("FloatSlider", "FloatLogSlider", "IntSlider", "Dropdown",
+                 "ToggleButtons", "Checkbox")
+
+
+def static_mode() -> bool:
+    """True when explorers should draw a static figure (``COURSE_STATIC=1``)."""
+    return os.environ.get("COURSE_STATIC", "") not in ("", "0", "false", "False")
+
+
+def _options(spec):
+    opts = spec["options"]
+    # options may be a list of values or of (label, value) pairs
+    return [o[1] if isinstance(o, (tuple, list)) else o for o in opts]
+
+
+@dataclass
+class Explorer:
+    """A control spec, a pure compute function and a pure plot function.
+
+    Parameters
+    ----------
+    title : str
+        Shown above the controls.
+    controls : dict
+        ``name -> {"type": <one of CONTROL_TYPES>, ...ipywidgets kwargs}``;
+        every control needs a ``value`` (its default).
+    compute : callable
+        ``compute(**values) -> dict``; must only call model functions.
+    plot : callable
+        ``plot(data, fig)``; draws on the given matplotlib Figure.
+    readout : callable, optional
+        ``readout(data) -> str``: a short summary shown under the plot.
+    figsize : tuple
+        Figure size in inches.
+    """
+
+    title: str
+    controls: dict
+    compute: Callable[..., dict]
+    plot: Callable
+    readout: Callable[[dict], str] | None = None
+    figsize: tuple = (7.0, 3.6)
+    _fig: object = field(default=None, init=False, repr=False)
+
+    def __post_init__(self):
+        for name, spec in self.controls.items():
+            kind = spec.get("type")
+            if kind not in CONTROL_TYPES:
+                raise ValueError(f"control {name!r}: type must be one of "
+                                 f"{CONTROL_TYPES}, got {kind!r}")
+            if "value" not in spec:
+                raise ValueError(f"control {name!r} needs a default 'value'")
+            self.check(name, spec["value"])
+
+    # -- headless API ----------------------------------------------------
+    def defaults(self) -> dict:
+        """The default value of every control."""
+        return {name: spec["value"] for name, spec in self.controls.items()}
+
+    def check(self, name: str, value):
+        """Check one control value against its declaration; return it normalised."""
+        if name not in self.controls:
+            raise ValueError(f"unknown control {name!r}; this explorer has "
+                             f"{sorted(self.controls)}")
+        spec = self.controls[name]
+        kind = spec["type"]
+        if kind in ("Dropdown", "ToggleButtons"):
+            allowed = _options(spec)
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+            return value
+        if kind == "Checkbox":
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
+            return value
+        v = check_real(value, name)
+        if kind == "FloatLogSlider":
+            base = spec.get("base", 10)
+            lo, hi = base ** spec["min"], base ** spec["max"]
+        else:
+            lo, hi = spec["min"], spec["max"]
+        if not (lo * (1 - 1e-12) <= v <= hi * (1 + 1e-12)):
+            raise ValueError(f"{name} must lie in [{lo:g}, {hi:g}], got {value!r}")
+        if kind == "IntSlider":
+            if v != int(v):
+                raise ValueError(f"{name} must be a whole number, got {value!r}")
+            return int(v)
+        return v
+
+    def update(self, **values) -> dict:
+        """Compute the data for these control values (defaults for the rest)."""
+        merged = self.defaults()
+        for name, value in values.items():
+            merged[name] = self.check(name, value)
+        return self.compute(**merged)
+
+    def render(self, **values):
+        """Compute and draw onto this explorer's figure; return (data, figure).
+
+        The figure is reused between calls (cleared, not re-created), which
+        keeps a redraw cheap.
+        """
+        from matplotlib.figure import Figure
+
+        data = self.update(**values)
+        if self._fig is None:
+            self._fig = Figure(figsize=self.figsize, dpi=90,
+                               layout="constrained")
+        self._fig.clear()
+        self.plot(data, self._fig)
+        return data, self._fig
+
+    def png(self, **values) -> tuple[dict, bytes]:
+        """Compute, draw and encode the figure as PNG bytes; return (data, png)."""
+        import io
+
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        data, fig = self.render(**values)
+        buf = io.BytesIO()
+        FigureCanvasAgg(fig).print_png(buf)
+        return data, buf.getvalue()
+
+    def time_update(self, repeats: int = 20, **values) -> float:
+        """Median seconds for compute + redraw (PNG encoded), for benchmarks."""
+        samples = []
+        for _ in range(max(1, int(repeats))):
+            t0 = time.perf_counter()
+            self.png(**values)
+            samples.append(time.perf_counter() - t0)
+        samples.sort()
+        return samples[len(samples) // 2]
+
+    # -- notebook UI ------------------------------------------------------
+    def _widget(self, name, spec):
+        import ipywidgets as w
+
+        kwargs = {k: v for k, v in spec.items() if k not in ("type",)}
+        kwargs.setdefault("description", name)
+        kwargs.setdefault("style", {"description_width": "initial"})
+        if spec["type"] in ("FloatSlider", "FloatLogSlider", "IntSlider"):
+            kwargs.setdefault("continuous_update", False)
+            kwargs.setdefault("layout", w.Layout(width="420px"))
+        return getattr(w, spec["type"])(**kwargs)
+
+    def show(self):
+        """Display the explorer (widgets in JupyterLab, a static figure in
+        the static edition) and return the widget box (or None)."""
+        from IPython.display import HTML, Image, display
+
+        if static_mode():
+            data, png = self.png()
+            display(HTML(f"<b>{self.title}</b> <i>(static view at the default "
+                         f"settings; open the notebook to move the controls)</i>"))
+            display(Image(data=png, format="png"))
+            if self.readout:
+                display(HTML(f"<div class='ic-readout'>{self.readout(data)}</div>"))
+            return None
+
+        import ipywidgets as w
+
+        controls = {name: self._widget(name, spec)
+                    for name, spec in self.controls.items()}
+        out = w.Output(layout=w.Layout(min_height="120px"))
+        out.add_class("ic-plot")
+        text = w.HTML()
+        text.add_class("ic-readout")
+
+        def redraw(_change=None):
+            values = {name: c.value for name, c in controls.items()}
+            try:
+                data, png = self.png(**values)
+                message = self.readout(data) if self.readout else ""
+            except (ValueError, TypeError) as exc:
+                text.value = f"<span style='color:#b00'>{exc}</span>"
+                return
+            with out:
+                out.clear_output(wait=True)
+                display(Image(data=png, format="png"))
+            text.value = message
+
+        for c in controls.values():
+            c.observe(redraw, names="value")
+        title = w.HTML(f"<b>{self.title}</b>")
+        box = w.VBox([title, *controls.values(), out, text])
+        box.add_class("ic-explorer")
+        redraw()
+        display(box)
+        return box
