@@ -542,4 +542,269 @@ def bandwidth_growth_bytes_per_s(b0_bytes_per_s: float, growth_per_year: float,
     if g <= -1:
         raise ValueError(f"growth_per_year must be > -1, got {g!r}")
     t = check_nonnegative(years, "years")
-    return b0 * (1 + g) ** t
+    try:
+        result = b0 * (1 + g) ** t
+    except OverflowError:
+        result = math.inf
+    if not math.isfinite(result):
+        raise ValueError(f"b0_bytes_per_s x (1 + growth_per_year)^years overflows "
+                         f"for growth_per_year={g!r}, years={t!r}; use fewer years")
+    return result
+
+
+# ---------------------------------------------------------------------------
+# routes through the city (chapters 1-5): which road a copy takes, and what
+# that road costs.  Every number comes from the hardware catalog.
+# ---------------------------------------------------------------------------
+
+#: Routes of the transport map (chapter 1): host to device, device to host,
+#: GPU to GPU staged through host memory over PCIe, GPU to GPU peer-to-peer
+#: over NVLink, and GPU to GPU in another server by RDMA.
+ROUTES = ("h2d", "d2h", "p2p-staged", "p2p-nvlink", "rdma")
+#: Host memory kinds for PCIe copies (chapter 4).
+HOST_MEMORY = ("pinned", "pageable")
+
+__all__ += ["ROUTES", "HOST_MEMORY", "half_bandwidth_bytes",
+            "staged_transfer_time_s", "pageable_bw_bytes_per_s",
+            "host_copy_bw_bytes_per_s", "route_parameters",
+            "route_transfer_time_s", "route_crossover_bytes"]
+
+
+def half_bandwidth_bytes(latency_s: float, bw_bytes_per_s: float) -> float:
+    """Message size at which a route delivers half its bandwidth: ``alpha B``.
+
+    Parameters
+    ----------
+    latency_s : float
+        Start-up cost alpha of the route, seconds (>= 0).
+    bw_bytes_per_s : float
+        Bandwidth B of the route, per direction, bytes/s (> 0).
+
+    Notes
+    -----
+    ``D / (alpha + D/B) = B/2``  =>  ``D_half = alpha B``.  Below it the
+    start-up cost dominates, above it the bandwidth does.  Chapters 3 and 4.
+
+    >>> half_bandwidth_bytes(2e-6, 50e9)
+    100000.0
+    """
+    a = check_nonnegative(latency_s, "latency_s")
+    b = check_positive(bw_bytes_per_s, "bw_bytes_per_s")
+    return a * b
+
+
+def staged_transfer_time_s(n_bytes: float, bw_bytes_per_s: float,
+                           latency_s: float = 0.0, legs: int = 2,
+                           chunk_bytes: float | None = None) -> float:
+    """Time to move data through intermediate buffers (store and forward).
+
+    Parameters
+    ----------
+    n_bytes : float
+        Message size D, bytes (>= 0).
+    bw_bytes_per_s : float
+        Bandwidth B of each leg, per direction, bytes/s (> 0).
+    latency_s : float
+        Total start-up cost alpha of the route, seconds (>= 0).
+    legs : int
+        Copies in series (GPU -> host -> GPU is 2).
+    chunk_bytes : float, optional
+        Pipeline chunk size.  ``None``: each leg waits for the whole message.
+
+    Notes
+    -----
+    Whole message: ``T = alpha + legs D / B``.  Pipelined in chunks of ``c``:
+    ``T = alpha + (D + (legs - 1) c) / B`` -- the legs overlap and only the
+    first chunk pays the extra legs.  Chapter 3 (staging through the host).
+
+    >>> staged_transfer_time_s(1e9, 1e9)
+    2.0
+    >>> staged_transfer_time_s(1e9, 1e9, chunk_bytes=1e6)
+    1.001
+    """
+    d = check_nonnegative(n_bytes, "n_bytes")
+    b = check_positive(bw_bytes_per_s, "bw_bytes_per_s")
+    a = check_nonnegative(latency_s, "latency_s")
+    k = check_int(legs, "legs", minimum=1)
+    if chunk_bytes is None:
+        return a + k * d / b
+    c = min(check_positive(chunk_bytes, "chunk_bytes"), d)
+    return a + (d + (k - 1) * c) / b
+
+
+def pageable_bw_bytes_per_s(pinned_bw_bytes_per_s: float,
+                            ratio: float | None = None) -> float:
+    """Bandwidth of a copy from pageable (ordinary) host memory.
+
+    Parameters
+    ----------
+    pinned_bw_bytes_per_s : float
+        Bandwidth of the same copy from pinned (page-locked) memory, bytes/s.
+    ratio : float, optional
+        Pageable / pinned, in (0, 1]; default the catalog's measured x86
+        figure ``MEASURED["pageable_over_pinned_x86"]``.
+
+    Notes
+    -----
+    The driver cannot hand pageable pages to the DMA engine (the OS may move
+    them), so it copies them into a small pinned staging buffer first and
+    the two copies share the time: ``B_pageable = r B_pinned`` with r about
+    0.2-0.45 on x86 hosts.  Chapter 4.
+
+    >>> pageable_bw_bytes_per_s(50e9, 0.5) / 1e9
+    25.0
+    """
+    from .hardware import MEASURED
+
+    b = check_positive(pinned_bw_bytes_per_s, "pinned_bw_bytes_per_s")
+    r = MEASURED["pageable_over_pinned_x86"].value if ratio is None else ratio
+    r = check_fraction(r, "ratio")
+    if r == 0:
+        raise ValueError("ratio must be > 0")
+    return b * r
+
+
+def host_copy_bw_bytes_per_s(pcie_gen: int, memory: str = "pinned",
+                             lanes: int = 16) -> float:
+    """Bandwidth of a host <-> GPU copy over PCIe, per direction, bytes/s.
+
+    Parameters
+    ----------
+    pcie_gen : int
+        PCIe generation of the GPU's host link (3-6).
+    memory : {"pinned", "pageable"}
+        Kind of host memory; pageable uses :func:`pageable_bw_bytes_per_s`.
+    lanes : int
+        Link width (16 for a GPU).
+
+    Notes
+    -----
+    Pinned: the link rate ``lanes x rate x efficiency / 8`` (an upper bound;
+    measured copies reach 80-90 % of it).  Pageable: that times the catalog's
+    pageable/pinned ratio.  Chapter 4.
+
+    >>> round(host_copy_bw_bytes_per_s(5) / 1e9, 1)
+    63.0
+    """
+    from .hardware import pcie_bw_per_dir_bytes_per_s
+
+    mem = check_choice(memory, "memory", HOST_MEMORY)
+    bw = pcie_bw_per_dir_bytes_per_s(pcie_gen, lanes)
+    return bw if mem == "pinned" else pageable_bw_bytes_per_s(bw)
+
+
+def route_parameters(route: str, gpu: str = "H100", nic: str = "NDR",
+                     distance_m: float = 10.0, memory: str = "pinned",
+                     nvlink_links: int | None = None) -> dict:
+    """Start-up latency, bandwidth and copy count of one route on the map.
+
+    Parameters
+    ----------
+    route : str
+        One of :data:`ROUTES`: ``"h2d"``, ``"d2h"`` (PCIe DMA between host
+        and GPU), ``"p2p-staged"`` (GPU -> host -> GPU over PCIe),
+        ``"p2p-nvlink"`` (GPU -> GPU over all its NVLinks, through NVSwitch),
+        ``"rdma"`` (GPU -> GPU in another server, GPUDirect RDMA).
+    gpu, nic : str
+        Catalog names.
+    distance_m : float
+        Cable length between servers for ``"rdma"``, metres.
+    memory : {"pinned", "pageable"}
+        Host memory kind for ``"h2d"`` and ``"d2h"``.
+    nvlink_links : int, optional
+        NVLink links between the two GPUs for ``"p2p-nvlink"`` (1 up to the
+        GPU's link count); default all of them, as through an NVSwitch.
+
+    Returns
+    -------
+    dict
+        ``latency_s`` (alpha, s), ``bw_bytes_per_s`` (per direction),
+        ``legs`` (copies in series) and ``label``.
+
+    Notes
+    -----
+    Latencies are the catalog's indicative figures: ``pcie_small_copy``,
+    ``pcie_staged_p2p``, ``nvlink_p2p``, and for RDMA ``rdma_small_one_way``
+    plus the fibre round trip ``2 d / (0.7 c)``.  The RDMA route's bandwidth
+    is the smaller of the NIC port and the GPU's PCIe link (the NIC reads
+    GPU memory over PCIe).  Chapter 1 (the map), 3, 4 and 5.
+
+    >>> p = route_parameters("p2p-nvlink", gpu="H100")
+    >>> p["bw_bytes_per_s"] / 1e9, p["legs"]
+    (450.0, 1)
+    """
+    from .hardware import gpu as _gpu
+    from .hardware import latency_s as _lat
+    from .hardware import nic as _nic
+    from .hardware import pcie_bw_per_dir_bytes_per_s
+
+    r = check_choice(route, "route", ROUTES)
+    g = _gpu(gpu)
+    pcie = pcie_bw_per_dir_bytes_per_s(g.pcie_gen)
+    if r in ("h2d", "d2h"):
+        mem = check_choice(memory, "memory", HOST_MEMORY)
+        arrow = "host -> GPU" if r == "h2d" else "GPU -> host"
+        return {"route": r, "latency_s": _lat("pcie_small_copy"),
+                "bw_bytes_per_s": host_copy_bw_bytes_per_s(g.pcie_gen, mem),
+                "legs": 1,
+                "label": f"{r.upper()} ({arrow}, PCIe Gen{g.pcie_gen}, {mem})"}
+    if r == "p2p-staged":
+        return {"route": r, "latency_s": _lat("pcie_staged_p2p"),
+                "bw_bytes_per_s": pcie, "legs": 2,
+                "label": f"GPU -> host -> GPU (PCIe Gen{g.pcie_gen}, staged)"}
+    if r == "p2p-nvlink":
+        k = g.nvlink_links if nvlink_links is None else check_int(
+            nvlink_links, "nvlink_links", minimum=1, maximum=g.nvlink_links)
+        return {"route": r, "latency_s": _lat("nvlink_p2p"),
+                "bw_bytes_per_s": k * g.nvlink_per_link_per_dir_bytes_per_s,
+                "legs": 1,
+                "label": f"GPU -> GPU (NVLink {g.nvlink_gen}, {k} link{'s' if k > 1 else ''})"}
+    port = _nic(nic)
+    d = check_nonnegative(distance_m, "distance_m")
+    return {"route": r,
+            "latency_s": _lat("rdma_small_one_way") + fibre_rtt_s(d),
+            "bw_bytes_per_s": min(port.bw_per_dir_bytes_per_s, pcie), "legs": 1,
+            "label": f"GPU -> remote GPU (RDMA, {port.family} {port.name}, {d:g} m)"}
+
+
+def route_transfer_time_s(n_bytes: float, route: str, **kwargs) -> float:
+    """Time to move ``n_bytes`` along a route of the transport map.
+
+    ``kwargs`` go to :func:`route_parameters`.
+
+    Notes
+    -----
+    ``T = alpha + legs x D / B`` with the route's catalog parameters
+    (store-and-forward for the staged route).  Chapter 1.
+
+    >>> route_transfer_time_s(0, "p2p-nvlink") == route_parameters("p2p-nvlink")["latency_s"]
+    True
+    """
+    p = route_parameters(route, **kwargs)
+    return staged_transfer_time_s(n_bytes, p["bw_bytes_per_s"], p["latency_s"],
+                                  legs=p["legs"])
+
+
+def route_crossover_bytes(route_a: dict, route_b: dict) -> float:
+    """Message size at which two routes (from :func:`route_parameters`) take
+    the same time; ``inf`` when one is faster at every size.
+
+    Notes
+    -----
+    ``alpha_a + k_a D / B_a = alpha_b + k_b D / B_b`` -- :func:`crossover_bytes`
+    with each route's bandwidth divided by its number of legs ``k``
+    (store and forward).  Chapter 3.
+
+    One NVLink 4 link against an H100's PCIe Gen5 link used twice through
+    host memory: 13 us / (1/25 GB/s - 2/63 GB/s) is about 1.57 MB.
+
+    >>> a = route_parameters("p2p-nvlink", gpu="H100", nvlink_links=1)
+    >>> b = route_parameters("p2p-staged", gpu="H100")
+    >>> round(route_crossover_bytes(a, b) / 1e6, 2)
+    1.57
+    """
+    for name, r in (("route_a", route_a), ("route_b", route_b)):
+        if not isinstance(r, dict) or not {"latency_s", "bw_bytes_per_s", "legs"} <= set(r):
+            raise TypeError(f"{name} must be a dict from route_parameters(), got {r!r}")
+    return crossover_bytes(route_a["latency_s"], route_a["bw_bytes_per_s"] / route_a["legs"],
+                           route_b["latency_s"], route_b["bw_bytes_per_s"] / route_b["legs"])

@@ -145,8 +145,11 @@ def check_choice(value, name: str, allowed) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, one of {allowed}; "
                         f"got {value!r}")
-    key = value.strip().lower().replace(" ", "").replace("_", "-")
-    norm = {a.lower().replace("_", "-"): a for a in allowed}
+    def _norm(text):
+        return str(text).strip().lower().replace(" ", "").replace("_", "-")
+
+    key = _norm(value)
+    norm = {_norm(a): a for a in allowed}
     if key not in norm:
         raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
     return norm[key]
@@ -242,12 +245,12 @@ def parse_time(text, name: str = "time") -> float:
 
 def gbyte_per_s(value: float) -> float:
     """``value`` GB/s (decimal gigabytes) in bytes per second."""
-    return float(value) * GB
+    return check_nonnegative(value, "value") * GB
 
 
 def gbit_per_s(value: float) -> float:
     """``value`` Gb/s (decimal gigabits) in bytes per second."""
-    return float(value) * GB / BITS_PER_BYTE
+    return check_nonnegative(value, "value") * GB / BITS_PER_BYTE
 
 
 # --- formatting ------------------------------------------------------------

@@ -1,0 +1,90 @@
+"""course_lib's imports read one way: units -> hardware -> topology -> analytic
+-> predict -> sim -> plots -> widgets/quiz -> explorers; measure beside (it may
+use only the model layers); the apps (CLI, doctor, site) on top.  Importing the
+package needs no display, GPU or MPI."""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "course_lib"
+
+# rank of each top-level module/package of course_lib; a module may import only
+# modules of lower or equal rank (equal only within its own package).
+LAYERS = {
+    "units": 0, "hardware": 1, "topology": 2, "analytic": 3, "predict": 4,
+    "traffic": 3.3, "scenarios": 4.5,  # closed-form models for chapters 8 and 10
+    "sim": 5, "plots": 6, "widgets": 7, "quiz": 7.5,
+    "content": 8, "quiz_bank_ch01_06": 8,  # question banks, myths, glossary (data)
+    "explorers": 9,
+    "traffic": 3.2, "scenarios": 3.3,  # chapter 8 and 10 models (analytic level)
+    "measure": 3.5,  # beside the models: units, hardware, analytic only
+    "doctor": 10, "site": 10, "__main__": 10, "__init__": 10,
+}
+
+
+def top_module(path: pathlib.Path) -> str:
+    rel = path.relative_to(ROOT)
+    return rel.parts[0].removesuffix(".py")
+
+
+def course_imports(path: pathlib.Path):
+    tree = ast.parse(path.read_text())
+    pkg_parts = path.relative_to(ROOT).parts[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(pkg_parts[: len(pkg_parts) - (node.level - 1)])
+                target = base + (node.module.split(".") if node.module else [])
+                if not target:  # "from . import x"
+                    target = [a.name for a in node.names]
+                    for t in target:
+                        yield t
+                    continue
+                yield target[0]
+            elif node.module and node.module.startswith("course_lib."):
+                yield node.module.split(".")[1]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("course_lib."):
+                    yield a.name.split(".")[1]
+
+
+FILES = sorted(p for p in ROOT.rglob("*.py"))
+
+
+def test_every_module_has_a_layer():
+    unknown = {top_module(p) for p in FILES} - set(LAYERS)
+    assert not unknown, f"add these course_lib modules to LAYERS in {__file__}: {unknown}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
+def test_imports_point_down(path):
+    me = top_module(path)
+    if me not in LAYERS or me in ("__init__", "__main__"):
+        return
+    for target in course_imports(path):
+        if target == me or target not in LAYERS:
+            continue
+        assert LAYERS[target] < LAYERS[me] or (me == "measure" and LAYERS[target] <= 3), (
+            f"{path.relative_to(ROOT)} ({me}, layer {LAYERS[me]}) imports {target} "
+            f"(layer {LAYERS[target]}): imports must point down the layers")
+
+
+def test_measure_uses_only_model_layers():
+    for path in (ROOT / "measure").rglob("*.py") if (ROOT / "measure").exists() else []:
+        for target in course_imports(path):
+            assert target in ("units", "hardware", "analytic", "measure"), (path, target)
+
+
+def test_import_needs_no_display_gpu_or_mpi():
+    code = ("import sys, course_lib; "
+            "bad = [m for m in ('cupy', 'mpi4py', 'matplotlib.pyplot', 'ipywidgets', 'playwright') "
+            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    env = {"PATH": "/usr/bin:/bin", "DISPLAY": ""}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
