@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed  ## create .venv and install everything
 
 lab: setup  ## open the course in JupyterLab on its start page
-	cd notebooks && jupyter lab --port=$(PORT) $(LAB_ARGS) 00_start_here.ipynb
+	cd notebooks && jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS) 00_start_here.ipynb
 
 browser:  ## Debian's chromium for the real-browser tests (needs root and apt-get)
 	@bash scripts/ensure_chromium.sh

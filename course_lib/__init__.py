@@ -19,4 +19,22 @@ from .hardware import *  # noqa: F401,F403
 from .topology import *  # noqa: F401,F403
 from .analytic import *  # noqa: F401,F403
 
+from . import predict, sim  # noqa: F401  (pure numpy/networkx; no display needed)
+from .predict import (Cluster, Prediction, cluster, predict_collective,  # noqa: F401
+                      predict_copy)
+from .sim import SimResult, simulate_collective  # noqa: F401
+
 __version__ = "0.1.0"
+
+# Sub-packages that need more than the model (widgets, explorers, labs, the
+# environment doctor) load on first use: ``cl.explorers.ch03_crossover``.
+_LAZY = ("widgets", "quiz", "explorers", "measure", "doctor", "predict", "sim",
+         "plots", "traffic", "scenarios", "content")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'course_lib' has no attribute {name!r}")

@@ -12,11 +12,16 @@ Sources are named by repository and path, or by document title:
 * ``stas00/ml-engineering:network/README.md`` -- NVLink table per generation,
   PCIe table, nccl-tests runs.
 * ``jax-ml/scaling-book:gpus.md`` -- "How to Scale Your Model", GPU chapter.
-* ``NVIDIA/nccl:src/graph/topo.h`` and ``src/graph/tuning.cc`` -- NCCL's own
-  planning constants (what a link really delivers after protocol overhead).
+* ``NVIDIA/nccl:src/graph/topo.h``, ``topo.cc`` and ``tuning.cc`` -- NCCL's
+  own planning constants (what a link really delivers after protocol
+  overhead; how NCCL rates a PCIe link; per-hop latencies).
 * ``NVIDIA/nccl-tests:doc/PERFORMANCE.md`` -- algbw and busbw.
-* NVIDIA product documents (DGX-1, DGX-2, DGX A100, DGX H100, GB200 NVL72
-  user guides and datasheets) and the PCI-SIG base specifications.
+* NVIDIA documents (DGX-1 with V100 whitepaper, DGX B200 User Guide, CUDA
+  compute-capability table), MLCommons system descriptions, and the
+  PCI-SIG base specifications.
+
+Every number is traced, with the line or quote checked, in
+``docs/sources.md``; the ``source`` strings here stay short.
 
 Conventions: GB = 1e9 bytes; "per direction" is what one end can send while
 the other end sends the same amount back; "bidirectional" adds the two
@@ -53,13 +58,17 @@ DIRECTIONS = ("per direction", "bidirectional", "n/a")
 
 SRC_MLENG = "stas00/ml-engineering:network/README.md"
 SRC_SCALING = "jax-ml/scaling-book:gpus.md"
-SRC_NCCL_TOPO = "NVIDIA/nccl:src/graph/topo.h (v2.23-2.27)"
-SRC_NCCL_TUNING = "NVIDIA/nccl:src/graph/tuning.cc (v2.23-2.27)"
+SRC_NCCL_TOPO = ("NVIDIA/nccl:src/graph/topo.h (read at commit 069a3d4f; "
+                 "same values in v2.27.7)")
+SRC_NCCL_TOPO_CC = "NVIDIA/nccl:src/graph/topo.cc (kvDictPciGen; width*speed/80)"
+SRC_NCCL_TUNING = "NVIDIA/nccl:src/graph/tuning.cc (v2.20.3, commit b6475625, hwLat)"
 SRC_NCCL_TESTS_ISSUE = "NVIDIA/nccl-tests issue #149"
-SRC_PCISIG = ("PCI-SIG, PCI Express Base Specification 3.0/4.0/5.0/6.0 "
-              "(transfer rate and encoding); table in " + SRC_MLENG)
+SRC_PCISIG = ("PCI-SIG PCI Express Base Specification 3.0-6.0 (rate, "
+              "encoding); " + SRC_MLENG + " (PCIe table); " + SRC_NCCL_TOPO_CC)
 SRC_IBTA = ("InfiniBand Trade Association roadmap (EDR/HDR/NDR/XDR port rates); "
-            "table in " + SRC_MLENG)
+            "4x-link table in " + SRC_MLENG)
+SRC_MLCOMMONS = "MLCommons results, systems/*.json (accelerator_host_interconnect)"
+SRC_CUDA_CC = "NVIDIA CUDA GPU Compute Capability table (developer.nvidia.com/cuda-gpus)"
 
 
 @dataclass(frozen=True)
@@ -131,12 +140,14 @@ class NVLinkGeneration:
         return 2 * self.total_per_dir_bytes_per_s
 
 
-_NVLINK_LANES_SRC = (SRC_MLENG + "; " + SRC_SCALING + "; " + SRC_NCCL_TESTS_ISSUE
-                     + "; lane counts and rates: NVIDIA P100/V100/A100/H100 "
-                     "architecture whitepapers and the Blackwell technical brief")
+_NVLINK_LANES_SRC = (SRC_MLENG + " (NVLink table); " + SRC_SCALING + "; "
+                     + SRC_NCCL_TESTS_ISSUE + "; NVIDIA Blackwell architecture "
+                     "technical brief")
 #: NVLink generations 1-5.  Lane rates are the signalling rate per lane and
 #: direction: NVLink1 8 x 20 Gb/s, NVLink2 8 x 25 Gb/s, NVLink3 4 x 50 Gb/s,
-#: NVLink4 2 x 100 Gb/s (PAM4), NVLink5 2 x 200 Gb/s.
+#: NVLink4 2 x 100 Gb/s (PAM4), NVLink5 2 x 200 Gb/s.  The lane counts and
+#: rates are checked in docs/sources.md; "PAM4" is the usual reading of a
+#: 100 Gb/s lane but was not found stated in an NVIDIA document.
 NVLINK_GENERATIONS: dict[int, NVLinkGeneration] = {
     1: NVLinkGeneration(1, "P100", 4, 8, 20.0, _NVLINK_LANES_SRC),
     2: NVLinkGeneration(2, "V100", 6, 8, 25.0, _NVLINK_LANES_SRC),
@@ -160,6 +171,11 @@ class PCIeGeneration:
     Per-direction x16 bandwidth = 16 x rate (GT/s) x efficiency / 8.
     Gen3-5 use 128b/130b encoding; Gen6 uses PAM4 with 256-byte FLITs of
     which 242 carry data (about 0.945).
+
+    ``nccl_planning_x16_bytes_per_s`` is what NCCL assumes for an x16 link:
+    width x speed / 80 GB/s with speed 60/120/240/480 (units of 100 Mb/s per
+    lane) for Gen3/4/5/6, i.e. 12/24/48/96 GB/s -- three quarters of the
+    raw rate.
     """
 
     generation: int
@@ -176,7 +192,7 @@ PCIE_GENERATIONS: dict[int, PCIeGeneration] = {
     3: PCIeGeneration(3, 8.0, 128 / 130, 12 * GB, SRC_PCISIG),
     4: PCIeGeneration(4, 16.0, 128 / 130, 24 * GB, SRC_PCISIG),
     5: PCIeGeneration(5, 32.0, 128 / 130, 48 * GB, SRC_PCISIG),
-    6: PCIeGeneration(6, 64.0, 242 / 256, None, SRC_PCISIG),
+    6: PCIeGeneration(6, 64.0, 242 / 256, 96 * GB, SRC_PCISIG),
 }
 _PCIE_LANES = (1, 2, 4, 8, 16)
 
@@ -255,7 +271,8 @@ class GPU:
         return NCCL_LINK_BW[self.sm_arch].value
 
 
-_GPU_SRC = SRC_MLENG + "; " + SRC_SCALING + "; NVIDIA product datasheets"
+_GPU_SRC = (SRC_MLENG + "; " + SRC_SCALING + "; " + SRC_MLCOMMONS
+            + "; " + SRC_CUDA_CC)
 GPUS: dict[str, GPU] = {
     "P100": GPU("P100", 1, 4, 3, 60, _GPU_SRC, "SXM2; NVLink 1"),
     "V100": GPU("V100", 2, 6, 3, 70, _GPU_SRC, "SXM2; NVLink 2"),
@@ -263,8 +280,11 @@ GPUS: dict[str, GPU] = {
     "H100": GPU("H100", 4, 18, 5, 90, _GPU_SRC, "SXM5; NVLink 4"),
     "H200": GPU("H200", 4, 18, 5, 90, _GPU_SRC,
                 "SXM; same NVLink 4 as H100, more and faster HBM"),
-    "B200": GPU("B200", 5, 18, 6, 100, _GPU_SRC,
-                "SXM; NVLink 5; host link PCIe Gen6 x16 on HGX B200"),
+    "B200": GPU("B200", 5, 18, 5, 100,
+                _GPU_SRC + "; NVIDIA DGX B200 User Guide (Xeon 8570 PCIe "
+                "Gen5 CPUs)",
+                "SXM; NVLink 5; host link runs PCIe Gen5 x16 on HGX/DGX B200 "
+                "(the x86 hosts are Gen5)"),
 }
 
 
@@ -362,25 +382,29 @@ class NVSwitchSystem:
 SYSTEMS: dict[str, NVSwitchSystem] = {
     "DGX-1": NVSwitchSystem(
         "DGX-1", "V100", 8, 0, "hybrid cube-mesh", False,
-        "NVIDIA DGX-1 System Architecture whitepaper (WP-08437); " + SRC_MLENG,
+        "NVIDIA DGX-1 With Tesla V100 System Architecture (WP-08437-002); "
+        "microsoft/msccl-tools:tests/test_topologies.py (DGX-1 nvidia-smi topo)",
         "no switch: each GPU links to 4 (P100) or 6 (V100, some doubled) "
         "others; some pairs have no direct link"),
     "DGX-2": NVSwitchSystem(
         "DGX-2", "V100", 16, 12, "nvswitch", False,
-        "NVIDIA DGX-2 System User Guide / datasheet: two baseboards of 8 GPUs "
-        "and 6 NVSwitches each",
+        "Hot Chips 30, 'NVSwitch and DGX-2' (Ishii, Foley), as reported by "
+        "WikiChip nvidia/nvswitch: two baseboards of 8 GPUs and 6 NVSwitches",
         "12 NVSwitches (2 x 6), not 6 as one seed article says"),
     "DGX A100": NVSwitchSystem(
         "DGX A100", "A100", 8, 6, "nvswitch", False,
-        "NVIDIA DGX A100 System Architecture whitepaper; DGX A100 User Guide"),
+        SRC_SCALING + " (NVSwitches per node); " + SRC_MLENG
+        + " (6 switches of 12 NVLinks)"),
     "DGX H100": NVSwitchSystem(
         "DGX H100", "H100", 8, 4, "nvswitch", True,
-        "NVIDIA DGX H100 User Guide; " + SRC_NCCL_TUNING + " (NVLS)",
+        SRC_SCALING + " (4 switches, 5+4+4+5); " + SRC_NCCL_TUNING
+        + " (NVLS rows)",
         "GPU links split 5+4+4+5 over the 4 switches; NVLink SHARP (NVLS) "
         "reduces in the switch"),
     "GB200 NVL72": NVSwitchSystem(
         "GB200 NVL72", "B200", 72, 18, "nvswitch", True,
-        "NVIDIA GB200 NVL72 product page and datasheet",
+        SRC_SCALING + " (2/18 switches, 900 GB/s); glennklockwood.com "
+        "garden/NVLink (18 NVSwitch ASICs, 2 per tray, 9 trays)",
         "18 NVSwitch chips in 9 switch trays; 900 GB/s per direction per GPU"),
 }
 
@@ -402,7 +426,8 @@ def system(name: str) -> NVSwitchSystem:
 #: NCCL's own per-NVLink planning bandwidth (per direction) by SM arch:
 #: what one link delivers after protocol overhead.  Read from
 #: ``NVIDIA/nccl:src/graph/topo.h`` (SM60_NVLINK_BW 18, SM70 20, SM80 20,
-#: SM90 20.6, SM100 40.1 GB/s).
+#: SM90 20.6, SM100 40.1 GB/s).  Older releases differ: v2.16.5 had
+#: SM70/SM80 = 22.0 and no SM90 entry (see docs/sources.md).
 NCCL_LINK_BW: dict[int, Fact] = {
     60: Fact(18.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO,
              note="SM60_NVLINK_BW"),
@@ -418,26 +443,36 @@ NCCL_LINK_BW: dict[int, Fact] = {
 
 # --- latencies (indicative) -------------------------------------------------
 _LAT_SRC = "../shared/FACTS.md latency table; "
+_P2P_LAT_SRC = ("NVIDIA/cuda-samples issue #230 (p2pBandwidthLatencyTest "
+                "latency matrices)")
+_H100_BWTEST = ("ZiyanIshani/vpbenchmarking:results/stream_nvbench/"
+                "bandwidth_h2d_d2h_20260225_183119.txt")
 LATENCIES: dict[str, Fact] = {
-    "nvlink_p2p": Fact(2 * US, "s", "n/a", _LAT_SRC + SRC_MLENG, True,
+    "nvlink_p2p": Fact(2 * US, "s", "n/a", _P2P_LAT_SRC, True,
                        "GPU-to-GPU peer copy over NVLink, small message"),
-    "pcie_staged_p2p": Fact(15 * US, "s", "n/a", _LAT_SRC + SRC_MLENG, True,
+    "pcie_staged_p2p": Fact(15 * US, "s", "n/a", _P2P_LAT_SRC, True,
                             "GPU-to-GPU staged through host memory over PCIe "
                             "(11-20 us reported)"),
-    "pcie_small_copy": Fact(2.5 * US, "s", "n/a", _LAT_SRC +
-                            "NVIDIA CUDA samples bandwidthTest on H100", True,
+    "pcie_small_copy": Fact(2.5 * US, "s", "n/a",
+                            _H100_BWTEST + " (1000 B at 0.4 GB/s)", True,
                             "small pinned host-to-device copy, end to end"),
-    "cuda_api_call": Fact(6 * US, "s", "n/a", _LAT_SRC, True,
-                          "per-call API overhead (5-7 us reported)"),
+    "cuda_api_call": Fact(6 * US, "s", "n/a", _LAT_SRC + "not re-checked",
+                          True, "per-call API overhead (5-7 us reported); "
+                          "measure it in the chapter 3 lab"),
     "dma_setup_seed": Fact(7.5 * US, "s", "n/a",
                            "seed article 000 (5-10 us), relabelled as end-to-end "
                            "small-copy latency", True,
                            "what the seeds call 'DMA setup'"),
-    "ib_port": Fact(0.6 * US, "s", "n/a", _LAT_SRC + SRC_IBTA, True,
+    "ib_port": Fact(0.6 * US, "s", "n/a",
+                    SRC_MLENG + " (IB latency table: EDR 0.5, HDR 0.6 us)", True,
                     "InfiniBand switch/port latency"),
-    "rdma_small_one_way": Fact(1.5 * US, "s", "n/a", _LAT_SRC + SRC_MLENG, True,
+    "rdma_small_one_way": Fact(1.5 * US, "s", "n/a",
+                               "ib_send_lat one-way results (D. Potter, MSc "
+                               "thesis, tables/mtu_performance.tex); see "
+                               "docs/sources.md", True,
                                "small RDMA message, one way (1-2 us)"),
-    "roce_small_one_way": Fact(5.5 * US, "s", "n/a", _LAT_SRC, True,
+    "roce_small_one_way": Fact(5.5 * US, "s", "n/a",
+                               _LAT_SRC + "not re-checked", True,
                                "small RoCE message, one way (5-6 us, one report)"),
     "tcp_kernel_path": Fact(50 * US, "s", "n/a",
                             "seed article 000 (unsourced); measure it in the "
@@ -466,26 +501,32 @@ _NCCL_PERF = "NVIDIA/nccl-tests:doc/PERFORMANCE.md (busbw definition); "
 MEASURED: dict[str, Fact] = {
     "busbw_allreduce_8xA100": Fact(
         230 * GB, "bytes/s", "per direction",
-        _NCCL_PERF + SRC_MLENG + " (nccl-tests all_reduce_perf, 8x A100 node)",
+        _NCCL_PERF + SRC_MLENG + " (all_reduce_perf, 8x A100: 229 GB/s at "
+        "1 GiB, 235 at 16 GiB); " + SRC_NCCL_TESTS_ISSUE,
         note="measured busbw plateau at >= 1 GiB"),
     "busbw_allreduce_8xH100_ring": Fact(
         365 * GB, "bytes/s", "per direction",
-        _NCCL_PERF + SRC_MLENG, True,
+        _NCCL_PERF + "NVIDIA/nccl issue #1442 (370 GB/s per direction); "
+        "stas00/ml-engineering:network/benchmarks/results/all-reduce-8xH200.md "
+        "(367.6 GB/s with SHARP off)", True,
         note="measured busbw plateau, Ring algorithm (360-370 GB/s)"),
     "busbw_allreduce_8xH100_nvls": Fact(
         478 * GB, "bytes/s", "per direction",
         _NCCL_PERF + "ZiyanIshani/vpbenchmarking:results/nccl/"
-        "nccl_allreduce_20260224_223444.txt", True,
+        "nccl_allreduce_20260224_223444.txt (479.7 at 8 GiB); "
+        "NVIDIA/nccl-tests issue #272 (H200, 475)", True,
         note="measured busbw plateau with NVLS (475-480 GB/s); "
              "in-switch reduction, so busbw no longer equals wire bandwidth"),
     "h2d_pinned_pcie5": Fact(
         55 * GB, "bytes/s", "per direction",
-        "ZiyanIshani/vpbenchmarking:results/stream_nvbench/"
-        "bandwidth_h2d_d2h_20260225_183119.txt (CUDA bandwidthTest)", True,
+        _H100_BWTEST + " (CUDA bandwidthTest, peak 54.8 GB/s)", True,
         note="pinned host-to-device copy on an H100 PCIe Gen5 host link"),
     "pageable_over_pinned_x86": Fact(
-        0.3, "ratio", "n/a", _LAT_SRC + SRC_MLENG, True,
-        note="pageable copies reach 0.2-0.45 of pinned on x86 hosts"),
+        0.3, "ratio", "n/a",
+        _LAT_SRC + "rapidsai/dask-cuda PR #98 (5-6 vs 11-12 GB/s); "
+        "vortex-data/vortex PR #7815 (GH200: about equal)", True,
+        note="pageable copies reach roughly 0.2-0.5 of pinned on x86 hosts; "
+             "measure it in the chapter 3 lab"),
 }
 
 
@@ -514,6 +555,12 @@ def all_facts() -> list[tuple[str, float, str, str, str]]:
                      fact.direction, fact.source))
     for name, fact in {**LATENCIES, **MEASURED}.items():
         rows.append((name, fact.value, fact.unit, fact.direction, fact.source))
+    # NCCL's tuning constants and the model's fitted parameters are defined
+    # further down this module; list them too, so every number shows up.
+    for table in ("NCCL_TUNING", "CALIBRATION"):
+        for name, fact in globals().get(table, {}).items():
+            rows.append((f"{table.lower()}: {name}", fact.value, fact.unit,
+                         fact.direction, fact.source))
     return rows
 
 
@@ -537,3 +584,204 @@ def _catalog_main(argv=None) -> int:
     """``python -m course_lib catalog``: print the catalog as Markdown."""
     print(catalog_table())
     return 0
+
+
+# --- compute and memory per GPU (chapters 8-10) ------------------------------
+# Added for the scenario chapters: a step's compute time needs a peak FLOP
+# rate and, for token-by-token inference, the HBM bandwidth that reads the
+# weights.  Dense (no sparsity) tensor-core peaks.
+_PERF_SRC = {
+    "V100": "NVIDIA Tesla V100 datasheet (SXM2: 125 TFLOPS FP16 tensor, 900 GB/s HBM2)",
+    "A100": "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB: 312 TFLOPS BF16 "
+            "dense, 2,039 GB/s HBM2e)",
+    "H100": "NVIDIA H100 Tensor Core GPU datasheet (SXM5: 989 TFLOPS BF16 dense, "
+            "3.35 TB/s HBM3)",
+    "H200": "NVIDIA H200 Tensor Core GPU datasheet (SXM: 989 TFLOPS BF16 dense, "
+            "4.8 TB/s HBM3e)",
+}
+GPU_PEAK_FLOPS: dict[str, Fact] = {
+    "V100": Fact(125e12, "FLOP/s", "n/a", _PERF_SRC["V100"], note="FP16 tensor, dense"),
+    "A100": Fact(312e12, "FLOP/s", "n/a", _PERF_SRC["A100"], note="BF16 tensor, dense"),
+    "H100": Fact(989e12, "FLOP/s", "n/a", _PERF_SRC["H100"], note="BF16 tensor, dense"),
+    "H200": Fact(989e12, "FLOP/s", "n/a", _PERF_SRC["H200"], note="BF16 tensor, dense"),
+}
+GPU_HBM_BW: dict[str, Fact] = {
+    "V100": Fact(900 * GB, "bytes/s", "n/a", _PERF_SRC["V100"],
+                 note="HBM2 read+write bandwidth of the GPU's own memory"),
+    "A100": Fact(2039 * GB, "bytes/s", "n/a", _PERF_SRC["A100"],
+                 note="HBM2e, 80 GB SXM4"),
+    "H100": Fact(3350 * GB, "bytes/s", "n/a", _PERF_SRC["H100"], note="HBM3, SXM5"),
+    "H200": Fact(4800 * GB, "bytes/s", "n/a", _PERF_SRC["H200"], note="HBM3e"),
+}
+
+
+def gpu_peak_flops_per_s(name: str) -> float:
+    """Dense 16-bit tensor-core peak of a GPU, FLOP/s (chapters 9-10).
+
+    >>> gpu_peak_flops_per_s("A100") / 1e12
+    312.0
+    """
+    return GPU_PEAK_FLOPS[check_choice(gpu(name).name, "name", GPU_PEAK_FLOPS)].value
+
+
+def hbm_bw_bytes_per_s(name: str) -> float:
+    """Bandwidth of a GPU's own memory (HBM), bytes/s (chapter 10).
+
+    >>> hbm_bw_bytes_per_s("H100") / 1e9
+    3350.0
+    """
+    return GPU_HBM_BW[check_choice(gpu(name).name, "name", GPU_HBM_BW)].value
+
+
+# --- what comes next (chapter 11) ---------------------------------------------
+FUTURE_LINKS: dict[str, Fact] = {
+    "nvlink_c2c_grace_hopper": Fact(
+        900 * GB, "bytes/s", "bidirectional",
+        "NVIDIA Grace Hopper Superchip Architecture whitepaper; NVIDIA GH200 "
+        "datasheet ('900 GB/s coherent interface, 7x faster than PCIe Gen5')",
+        note="NVLink-C2C between Grace CPU and Hopper GPU; 450 GB/s each way"),
+    "ualink_lane_rate": Fact(
+        gbit_per_s(200), "bytes/s", "per direction",
+        "UALink Consortium, UALink 200G 1.0 Specification (ratified April 2025); "
+        "ualinkconsortium.org FAQ",
+        note="200 Gb/s per lane, open scale-up standard"),
+    "ualink_max_pod_accelerators": Fact(
+        1024, "count", "n/a",
+        "UALink Consortium, UALink 200G 1.0 Specification; ualinkconsortium.org FAQ",
+        note="accelerators in one UALink pod (scale-up domain)"),
+    "nvlink5_max_domain_gpus": Fact(
+        576, "count", "n/a",
+        "NVIDIA Base Command Manager manual, 'NVLink Technology' chapter "
+        "(GB200/GB300: up to 576 GPUs in one NVLink domain)",
+        note="largest NVLink 5 domain NVIDIA quotes via the NVLink Switch"),
+}
+
+__all__ += ["GPU_PEAK_FLOPS", "GPU_HBM_BW", "FUTURE_LINKS",
+            "gpu_peak_flops_per_s", "hbm_bw_bytes_per_s"]
+
+
+# --- NCCL's tuning model, and the constants fitted on top of it (chapter 7) ----
+# Read from NVIDIA/nccl src/graph/tuning.cc at tag v2.20.3 (commit b6475625,
+# makefiles/version.mk: 2.20.3).  Latencies in seconds, per protocol; "base" is
+# NCCL's fixed cost of one collective, "hop_*" the cost added per ring step
+# (or per tree level) on that kind of hop.  These are NCCL's *planning*
+# numbers: measured small-message times are 2-3x higher (see CALIBRATION).
+SRC_NCCL_TUNING_V220 = "NVIDIA/nccl:src/graph/tuning.cc (v2.20.3)"
+_NT = SRC_NCCL_TUNING_V220
+NCCL_TUNING: dict[str, Fact] = {
+    # baseLat[algorithm][protocol]
+    "ring_ll_base": Fact(6.6 * US, "s", "n/a", _NT, note="baseLat Ring/LL"),
+    "ring_ll128_base": Fact(14.0 * US, "s", "n/a", _NT, note="baseLat Ring/LL128"),
+    "ring_simple_base": Fact(8.4 * US, "s", "n/a", _NT, note="baseLat Ring/Simple"),
+    "tree_ll_base": Fact(6.8 * US, "s", "n/a", _NT, note="baseLat Tree/LL"),
+    "tree_ll128_base": Fact(14.0 * US, "s", "n/a", _NT, note="baseLat Tree/LL128"),
+    "tree_simple_base": Fact(0.0, "s", "n/a", _NT, note="baseLat Tree/Simple"),
+    # hwLat[hw][algorithm][protocol], per hop
+    "ring_ll_hop_nvlink": Fact(0.6 * US, "s", "n/a", _NT, note="hwLat NVLINK Ring/LL"),
+    "ring_ll128_hop_nvlink": Fact(1.9 * US, "s", "n/a", _NT, note="hwLat NVLINK Ring/LL128"),
+    "ring_simple_hop_nvlink": Fact(3.4 * US, "s", "n/a", _NT, note="hwLat NVLINK Ring/Simple"),
+    "ring_ll_hop_pcie": Fact(1.0 * US, "s", "n/a", _NT, note="hwLat PCI Ring/LL"),
+    "ring_ll128_hop_pcie": Fact(2.5 * US, "s", "n/a", _NT, note="hwLat PCI Ring/LL128"),
+    "ring_simple_hop_pcie": Fact(5.7 * US, "s", "n/a", _NT, note="hwLat PCI Ring/Simple"),
+    "ring_ll_hop_net": Fact(2.7 * US, "s", "n/a", _NT, note="hwLat NET Ring/LL"),
+    "ring_ll128_hop_net": Fact(4.0 * US, "s", "n/a", _NT, note="hwLat NET Ring/LL128"),
+    "ring_simple_hop_net": Fact(14.0 * US, "s", "n/a", _NT, note="hwLat NET Ring/Simple"),
+    "tree_ll_hop_nvlink": Fact(0.6 * US, "s", "n/a", _NT, note="hwLat NVLINK Tree/LL"),
+    "tree_ll128_hop_nvlink": Fact(1.25 * US, "s", "n/a", _NT, note="hwLat NVLINK Tree/LL128"),
+    "tree_simple_hop_nvlink": Fact(28.0 * US, "s", "n/a", _NT,
+                                   note="hwLat NVLINK Tree/Simple (a 256 kB chunk)"),
+    "tree_ll_hop_pcie": Fact(1.0 * US, "s", "n/a", _NT, note="hwLat PCI Tree/LL"),
+    "tree_ll128_hop_pcie": Fact(1.9 * US, "s", "n/a", _NT, note="hwLat PCI Tree/LL128"),
+    "tree_simple_hop_pcie": Fact(28.0 * US, "s", "n/a", _NT, note="hwLat PCI Tree/Simple"),
+    "tree_ll_hop_net": Fact(5.0 * US, "s", "n/a", _NT, note="hwLat NET Tree/LL"),
+    "tree_ll128_hop_net": Fact(8.5 * US, "s", "n/a", _NT, note="hwLat NET Tree/LL128"),
+    "tree_simple_hop_net": Fact(28.0 * US, "s", "n/a", _NT, note="hwLat NET Tree/Simple"),
+    "nvls_simple_hop_nvlink": Fact(23.0 * US, "s", "n/a", _NT,
+                                   note="hwLat NVLINK NVLS/Simple (NCCL's estimate; "
+                                        "measured much lower, see CALIBRATION)"),
+    "nvls_simple_hop_net": Fact(18.0 * US, "s", "n/a", _NT, note="hwLat NET NVLS/Simple"),
+    # protocol efficiencies (fraction of link bandwidth carrying payload)
+    "ll_efficiency": Fact(0.25, "ratio", "n/a", _NT,
+                          note="Ring/LL busBw x 1/4 (8-byte stores carrying 4 bytes "
+                               "of data + flag, and fewer threads)"),
+    "ll128_efficiency": Fact(0.92, "ratio", "n/a", _NT,
+                             note="Ring/LL128 busBw x 0.92 (120 of 128 bytes are data)"),
+    "tree_efficiency": Fact(0.92, "ratio", "n/a", _NT, note="Tree busBw x 0.92"),
+    "ll_max_bw_sm80": Fact(87.7 * GB, "bytes/s", "per direction", _NT,
+                           note="llMaxBws Ampere/Hopper single node: LL cap"),
+    "ll_max_bw_sm70": Fact(39.0 * GB, "bytes/s", "per direction", _NT,
+                           note="llMaxBws Volta single node: LL cap"),
+    "max_channels": Fact(32, "count", "n/a",
+                         "NVIDIA/nccl:src/include/device.h MAXCHANNELS (v2.20.3)",
+                         note="most rings/trees NCCL runs side by side"),
+}
+
+
+def nccl_tuning(name: str) -> float:
+    """One constant of NCCL's tuning model (v2.20.3), SI units.
+
+    >>> round(nccl_tuning("ring_simple_hop_nvlink") * 1e6, 1)
+    3.4
+    """
+    return NCCL_TUNING[check_choice(name, "name", NCCL_TUNING)].value
+
+
+# Fitted on ../shared/data/calibration_measurements.csv (repo copy:
+# data/calibration_measurements.csv) by benchmarks/bench_calibration.py --fit:
+# one value each, shared by every machine, chosen to minimise the mean
+# |log(predicted/measured time)| over the 8x A100 and 8x H100 AllReduce curves
+# (and, for the PCIe numbers, the H100 H2D pinned curve).
+SRC_CALIB = "fitted to ../shared/data/calibration_measurements.csv"
+CALIBRATION: dict[str, Fact] = {
+    "launch_s": Fact(
+        28 * US, "s", "n/a",
+        SRC_CALIB + " (8x A100 and 8x H100 AllReduce, sizes <= 64 kB)",
+        note="fixed cost of one collective that NCCL's model leaves out: kernel "
+             "launch, argument set-up and the start/end synchronisation of all "
+             "ranks; added to NCCL's base + per-hop latencies"),
+    "nvls_latency_s": Fact(
+        6 * US, "s", "n/a",
+        SRC_CALIB + " (8x H100 NVLS AllReduce, 8 B - 1 MB)",
+        note="one in-switch reduction round on NVLink SHARP (multimem load-reduce "
+             "then multicast store); NCCL plans 23 us, the floor of the H100 curve "
+             "(33 us) allows about 6 us on top of launch_s"),
+    "nvls_efficiency": Fact(
+        0.74, "ratio", "n/a",
+        SRC_CALIB + " (8x H100 NVLS AllReduce, 4-8 GB plateau: algbw 274 GB/s)",
+        note="NVLS algorithm bandwidth as a fraction of a GPU's per-direction "
+             "NVLink planning bandwidth (18 x 20.6 GB/s)"),
+    "simple_efficiency": Fact(
+        0.98, "ratio", "n/a",
+        SRC_CALIB + " (8x A100 AllReduce, 4-16 GB plateau: busbw 235 GB/s)",
+        note="Simple protocol payload fraction of NCCL's per-link planning "
+             "bandwidth (NCCL itself caps SM80 at 235 GB/s)"),
+    "chunk_bytes": Fact(
+        2e6, "bytes", "n/a",
+        SRC_CALIB + " (8x A100 and 8x H100, 4 MB - 1 GB)",
+        note="largest slice a rank moves per pipeline step (all channels together); "
+             "every step exposes the time of one slice, min(chunk_bytes, S/n) / B, "
+             "which is what makes 1-256 MB sizes slower than the alpha-beta line"),
+    "pcie_dma_efficiency": Fact(
+        0.87, "ratio", "n/a",
+        SRC_CALIB + " (H100 PCIe Gen5 H2D pinned, plateau 54.7 GB/s of 63)",
+        note="share of the PCIe x16 per-direction rate a pinned cudaMemcpy reaches "
+             "(TLP headers, flow control, DMA engine)"),
+    "net_efficiency": Fact(
+        0.96, "ratio", "n/a",
+        "indicative: ib_write_bw reaches about 96-97% of the port rate on HDR/NDR "
+        "(NVIDIA perftest reports; " + SRC_MLENG + ")", True,
+        note="payload fraction of a NIC port's line rate for large RDMA messages"),
+}
+
+
+def calibration(name: str) -> float:
+    """One fitted constant of the prediction model, SI units.
+
+    >>> calibration("launch_s") * 1e6
+    28.0
+    """
+    return CALIBRATION[check_choice(name, "name", CALIBRATION)].value
+
+
+__all__ += ["NCCL_TUNING", "CALIBRATION", "nccl_tuning", "calibration",
+            "SRC_NCCL_TUNING_V220"]

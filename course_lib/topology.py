@@ -51,6 +51,8 @@ __all__ = [
 ]
 
 _HOP_COUNTS = ("links", "gpu-hops")
+#: The largest GPU count a builder accepts (the simulator goes to 16,384 ranks).
+MAX_GPUS = 65_536
 
 
 def _per_link_bw(gpu_name: str) -> float:
@@ -94,8 +96,8 @@ def ring_topology(n: int, links_per_pair: int = 1, gpu: str = "H100") -> nx.Grap
     >>> ring_topology(4).number_of_edges()
     4
     """
-    n = check_int(n, "n", minimum=2)
-    links_per_pair = check_int(links_per_pair, "links_per_pair", minimum=1)
+    n = check_int(n, "n", minimum=2, maximum=MAX_GPUS)
+    links_per_pair = check_int(links_per_pair, "links_per_pair", minimum=1, maximum=18)
     g = _new(f"ring({n})", gpu)
     _add_gpus(g, n)
     for r in range(n):
@@ -115,8 +117,8 @@ def fully_connected_topology(n: int, links_per_pair: int = 1,
     >>> link_count(fully_connected_topology(8))
     28
     """
-    n = check_int(n, "n", minimum=2)
-    links_per_pair = check_int(links_per_pair, "links_per_pair", minimum=1)
+    n = check_int(n, "n", minimum=2, maximum=MAX_GPUS)
+    links_per_pair = check_int(links_per_pair, "links_per_pair", minimum=1, maximum=18)
     g = _new(f"full-mesh({n})", gpu)
     _add_gpus(g, n)
     for a, b in itertools.combinations(range(n), 2):
@@ -130,8 +132,8 @@ def torus_2d_topology(rows: int, cols: int, gpu: str = "H100") -> nx.Graph:
     >>> average_hops(torus_2d_topology(4, 4)) == 32 / 15
     True
     """
-    rows = check_int(rows, "rows", minimum=2)
-    cols = check_int(cols, "cols", minimum=2)
+    rows = check_int(rows, "rows", minimum=2, maximum=256)
+    cols = check_int(cols, "cols", minimum=2, maximum=256)
     g = _new(f"torus({rows}x{cols})", gpu)
     _add_gpus(g, rows * cols)
     for r in range(rows):
@@ -145,16 +147,17 @@ def torus_2d_topology(rows: int, cols: int, gpu: str = "H100") -> nx.Graph:
 
 #: DGX-1 (V100) hybrid cube-mesh: two fully connected quads (0-3, 4-7) plus
 #: links i <-> i+4; with V100's six links some pairs get two.  Link counts per
-#: pair follow the DGX-1V wiring in NVIDIA's DGX-1 System Architecture
-#: whitepaper (each GPU: 6 links).
+#: pair follow ``nvidia-smi topo -m`` on a DGX-1V as recorded in
+#: microsoft/msccl-tools:tests/test_topologies.py (each GPU: 6 links; the
+#: doubled links form one 8-GPU ring, the single links another).
 _CUBE_MESH_V100 = {
     (0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2,
     (1, 2): 2, (1, 3): 1, (1, 5): 2,
-    (2, 3): 1, (2, 6): 2,
-    (3, 7): 2,
+    (2, 3): 2, (2, 6): 1,
+    (3, 7): 1,
     (4, 5): 1, (4, 6): 1, (4, 7): 2,
     (5, 6): 2, (5, 7): 1,
-    (6, 7): 1,
+    (6, 7): 2,
 }
 
 
@@ -200,7 +203,7 @@ def nvswitch_topology(n: int = 8, gpu: str = "H100") -> nx.Graph:
     >>> t.edges[0, "nvswitch"]["bw_bytes_per_s"] / 1e9
     450.0
     """
-    n = check_int(n, "n", minimum=2)
+    n = check_int(n, "n", minimum=2, maximum=MAX_GPUS)
     rec = _gpu(gpu)
     g = _new(f"nvswitch({n})", rec.name)
     _add_gpus(g, n)
@@ -239,12 +242,15 @@ def two_level_topology(nodes: int, gpus_per_node: int = 8, gpu: str = "H100",
     >>> hops(t, 0, 1), hops(t, 0, 4)
     (2, 4)
     """
-    nodes = check_int(nodes, "nodes", minimum=1)
-    gpus_per_node = check_int(gpus_per_node, "gpus_per_node", minimum=1)
+    nodes = check_int(nodes, "nodes", minimum=1, maximum=MAX_GPUS)
+    gpus_per_node = check_int(gpus_per_node, "gpus_per_node", minimum=1, maximum=576)
     if nics_per_node is None:
         nics_per_node = gpus_per_node
     nics_per_node = check_int(nics_per_node, "nics_per_node", minimum=1,
                               maximum=gpus_per_node)
+    if nodes * gpus_per_node > MAX_GPUS:
+        raise ValueError(f"nodes x gpus_per_node must be <= {MAX_GPUS}, got "
+                         f"{nodes * gpus_per_node}")
     rec, port = _gpu(gpu), _nic(nic)
     g = _new(f"two-level({nodes}x{gpus_per_node})", rec.name)
     g.graph.update(nodes=nodes, gpus_per_node=gpus_per_node, nic=port.name,
@@ -412,6 +418,14 @@ def bisection_bw_bytes_per_s(topo: nx.Graph, exact_limit: int = 16) -> float:
     exact_limit = check_int(exact_limit, "exact_limit", minimum=2, maximum=24)
     ranks = gpus(topo)
     n = len(ranks)
+    hubs = [v for v in topo.nodes if v not in set(ranks)]
+    if len(hubs) == 1 and topo.number_of_edges() == n and all(
+            topo.has_edge(r, hubs[0]) for r in ranks):
+        # One switch, every GPU wired only to it (a star): the cheapest
+        # balanced cut leaves the switch with the larger half and cuts the
+        # n//2 thinnest GPU links -- exact, without trying every split.
+        spokes = sorted(topo.edges[r, hubs[0]]["bw_bytes_per_s"] for r in ranks)
+        return float(sum(spokes[: n // 2]))
     if n > exact_limit:
         if "nodes" in topo.graph and topo.graph["nodes"] > 1:
             port = _nic(topo.graph["nic"])
@@ -461,3 +475,126 @@ def build_topology(kind: str, **kwargs) -> nx.Graph:
     """
     kind = check_choice(kind, "kind", TOPOLOGY_BUILDERS)
     return TOPOLOGY_BUILDERS[kind](**kwargs)
+
+
+# --- routes and placement (chapter 6) ----------------------------------------
+__all__ += ["path_bottleneck_bw_bytes_per_s", "ring_bottleneck_bw_bytes_per_s"]
+
+
+def path_bottleneck_bw_bytes_per_s(topo: nx.Graph, a, b) -> float:
+    """Bandwidth of the slowest link on the best shortest route from GPU
+    ``a`` to GPU ``b``, per direction, bytes/s.
+
+    Among the shortest routes (fewest links) the widest one is taken.
+
+    Notes
+    -----
+    ``B(a, b) = max over shortest paths P of min over edges e in P of B_e``.
+    Chapter 6 (topology-aware placement).
+
+    >>> t = two_level_topology(2, 4)
+    >>> path_bottleneck_bw_bytes_per_s(t, 0, 1) / 1e9, path_bottleneck_bw_bytes_per_s(t, 0, 4) / 1e9
+    (450.0, 50.0)
+    """
+    topo = _check_topo(topo)
+    members = set(gpus(topo))
+    for name, v in (("a", a), ("b", b)):
+        if v not in members:
+            raise ValueError(f"{name} must be a GPU of the topology, got {v!r}")
+    if a == b:
+        return float("inf")
+    best = 0.0
+    for path in nx.all_shortest_paths(topo, a, b):
+        bw = min(topo.edges[u, v]["bw_bytes_per_s"] for u, v in zip(path, path[1:]))
+        best = max(best, bw)
+    return float(best)
+
+
+def ring_bottleneck_bw_bytes_per_s(topo: nx.Graph, ranks) -> float:
+    """Slowest hop of a ring laid over ``ranks`` (in that order), bytes/s.
+
+    A ring collective over a group of GPUs runs at the pace of its slowest
+    neighbour-to-neighbour route: placing a tensor-parallel group inside one
+    NVLink domain or across servers changes this number, not the GPUs.
+
+    Notes
+    -----
+    ``B_ring = min_i B(r_i, r_{i+1 mod k})`` with :func:`path_bottleneck_bw_bytes_per_s`.
+    Chapter 6.
+
+    >>> t = two_level_topology(2, 4)
+    >>> ring_bottleneck_bw_bytes_per_s(t, [0, 1, 2, 3]) / 1e9
+    450.0
+    >>> ring_bottleneck_bw_bytes_per_s(t, [0, 4, 1, 5]) / 1e9
+    50.0
+    """
+    ranks = list(ranks)
+    if len(ranks) < 2:
+        raise ValueError(f"ranks must hold at least 2 GPUs, got {ranks!r}")
+    if len(set(ranks)) != len(ranks):
+        raise ValueError(f"ranks must not repeat a GPU, got {ranks!r}")
+    return min(path_bottleneck_bw_bytes_per_s(topo, ranks[i], ranks[(i + 1) % len(ranks)])
+               for i in range(len(ranks)))
+
+
+# --- PCIe-only boxes and NVLink bridges (added for course_lib.predict) --------
+def pcie_topology(n: int = 8, gpu: str = "H100") -> nx.Graph:
+    """GPUs with no NVLink: every GPU on one PCIe switch / host bridge (a hub).
+
+    Parameters
+    ----------
+    n : int
+        Number of GPUs, >= 2.
+    gpu : str
+        Catalog GPU; its PCIe generation sets the x16 per-direction rate.
+
+    Notes
+    -----
+    Each GPU's edge to the hub is one x16 link (Gen4: 31.5 GB/s per
+    direction); GPU-to-GPU traffic crosses two links.  A real box may hang the
+    GPUs under two CPU sockets, which halves the bisection: this builder is the
+    best case.  Chapter 3.
+
+    >>> t = pcie_topology(4, gpu="A100")
+    >>> round(t.edges[0, "pcie-switch"]["bw_bytes_per_s"] / 1e9, 1), hops(t, 0, 3)
+    (31.5, 2)
+    """
+    n = check_int(n, "n", minimum=2, maximum=MAX_GPUS)
+    rec = _gpu(gpu)
+    g = _new(f"pcie({n})", rec.name)
+    _add_gpus(g, n)
+    g.add_node("pcie-switch", kind="switch")
+    for r in range(n):
+        g.add_edge(r, "pcie-switch", kind="pcie", links=1,
+                   bw_bytes_per_s=pcie_bw_per_dir_bytes_per_s(rec.pcie_gen),
+                   latency_s=_latency_s("nccl_hop_pcie"))
+    return g
+
+
+#: GPUs sold with an NVLink bridge for pairs, and the links one bridge set
+#: carries: A100 PCIe and H100 NVL pairs reach 600 GB/s bidirectional
+#: (12 links x 25 GB/s per direction) over three bridges (NVIDIA A100 PCIe
+#: and H100 NVL product briefs / datasheets).
+BRIDGE_LINKS = {"A100": 12, "H100": 12}
+
+
+def bridge_topology(gpu: str = "A100") -> nx.Graph:
+    """Two PCIe-card GPUs joined by an NVLink bridge (and by PCIe through the host).
+
+    >>> t = bridge_topology("A100")
+    >>> t.edges[0, 1]["bw_bytes_per_s"] / 1e9
+    300.0
+    """
+    rec = _gpu(gpu)
+    if rec.name not in BRIDGE_LINKS:
+        raise ValueError(f"gpu must be one of {sorted(BRIDGE_LINKS)} for an NVLink "
+                         f"bridge pair; got {gpu!r}")
+    g = _new("bridge(2)", rec.name)
+    _add_gpus(g, 2)
+    _nvlink_edge(g, 0, 1, BRIDGE_LINKS[rec.name], rec.name)
+    return g
+
+
+TOPOLOGY_BUILDERS["pcie"] = pcie_topology
+TOPOLOGY_BUILDERS["bridge"] = bridge_topology
+__all__ += ["pcie_topology", "bridge_topology", "BRIDGE_LINKS"]

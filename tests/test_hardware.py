@@ -14,7 +14,7 @@ def test_every_fact_has_source_and_direction():
         assert direction in ("per direction", "bidirectional", "n/a"), name
         if unit == "bytes/s":
             assert direction != "n/a", f"{name}: a bandwidth must say its direction"
-        assert value > 0 or "NVSwitch chips" in name, name
+        assert value >= 0, name  # 0 is real: DGX-1 has no NVSwitch, NCCL Tree/Simple base latency is 0
 
 
 @pytest.mark.parametrize("gen, per_link, links, total_bidir", [

@@ -1,0 +1,357 @@
+"""The instructor's pipeline: release, collect, autograde, feedback, export.
+
+Each step runs nbgrader as a subprocess (``python -m nbgrader ...``) in the
+course directory, with the venv's ``bin`` first on ``PATH`` (nbgrader calls
+``alembic`` by name) and the repository on ``PYTHONPATH`` (the course
+library and :mod:`autograder.guard`).  Results are read back from the
+gradebook and the incident log, never from nbgrader's exit status alone:
+``nbgrader validate`` exits 0 on failure and ``nbgrader autograde`` exits 1
+for a whole batch when one notebook fails.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import nbformat
+
+from . import COURSE_ID, REPO_ROOT, assignments_in
+
+__all__ = ["Course", "GradeRow", "normalise_notebook", "scan_notebook", "SUSPICIOUS"]
+
+CONFIG_STUB = """\
+# Written by `python -m autograder`; edit autograder/nbgrader_config.py instead.
+import os
+os.environ.setdefault("INTERCONNECT_COURSE_DIR", os.path.dirname(os.path.abspath(__file__)))
+_p = {config!r}
+exec(compile(open(_p).read(), _p, "exec"), {{"get_config": get_config, "__file__": _p}})
+"""
+
+#: Patterns in a student's own cells that deserve a human look.  A match is
+#: reported, never penalised by itself: the grade comes from the tests.
+SUSPICIOUS = {
+    "patches builtins": r"\b__builtins__\b|\bimport\s+builtins\b|\bbuiltins\.",
+    "touches IPython internals": r"get_ipython\s*\(|ast_transformers|set_custom_exc|"
+                                 r"showtraceback|input_transformers|kernel_guard",
+    "exits or kills the kernel": r"os\._exit|os\.kill|\bsignal\.|sys\.exit|os\.abort",
+    "patches modules": r"sys\.modules|setattr\s*\(\s*(?:cl|course_lib|np|numpy|math)\b|"
+                       r"^\s*(?:cl|course_lib|np|numpy|math)\.\w+\s*=(?!=)",
+    "reaches course files": r"gradebook|nbgrader|\bsolutions\b|\bautograded\b|\bsubmitted\b|"
+                            r"\.\./|\bos\.walk\b|\bglob\b|\bos\.listdir\b",
+    "low-level escape": r"\bctypes\b|\bgc\.get_referr|\bsubprocess\b|os\.system|os\.fork|"
+                        r"\bexec\s*\(|\beval\s*\(|__import__",
+}
+
+
+def scan_notebook(nb) -> list[str]:
+    """Reasons a submitted notebook's *own* code deserves a human look."""
+    flags = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("locked"):
+            continue
+        for reason, pattern in SUSPICIOUS.items():
+            if re.search(pattern, cell.source, flags=re.MULTILINE) and reason not in flags:
+                flags.append(reason)
+    return flags
+
+
+def normalise_notebook(nb) -> str:
+    """The committed form of a released notebook: no outputs, no volatile metadata,
+    stable key order, one trailing newline."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    nb.metadata = nbformat.from_dict({k: v for k, v in nb.metadata.items()
+                                      if k in ("kernelspec", "language_info")})
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("collapsed", None)
+        cell.metadata.pop("scrolled", None)
+    return nbformat.writes(nb, version=4) + "\n"
+
+
+@dataclass
+class GradeRow:
+    """One student's result for one assignment."""
+
+    student: str
+    assignment: str
+    score: float | None
+    max_score: float
+    incidents: list = field(default_factory=list)
+    flags: list = field(default_factory=list)
+
+    @property
+    def needs_human(self) -> bool:
+        return self.score is None or bool(self.incidents) or bool(self.flags)
+
+
+class Course:
+    """A course directory and the nbgrader steps run in it."""
+
+    def __init__(self, course_dir: str | None = None, repo_root: str = REPO_ROOT,
+                 cell_timeout_s: int | None = None, notebook_timeout_s: int | None = None,
+                 kernel_memory_bytes: int | None = None, watch_repo: bool = True,
+                 verbose: bool = True):
+        self.repo = os.path.abspath(repo_root)
+        self.dir = os.path.abspath(course_dir or os.path.join(self.repo, "course"))
+        self.knobs = {
+            "INTERCONNECT_CELL_TIMEOUT_S": cell_timeout_s,
+            "INTERCONNECT_NOTEBOOK_TIMEOUT_S": notebook_timeout_s,
+            "INTERCONNECT_KERNEL_MEMORY_BYTES": kernel_memory_bytes,
+            "INTERCONNECT_WATCH_REPO": None if watch_repo else 0,
+        }
+        self.verbose = verbose
+        self.incident_log = os.path.join(self.dir, "logs", "incidents.jsonl")
+
+    # -- plumbing --------------------------------------------------------------
+    def say(self, text: str) -> None:
+        if self.verbose:
+            print(text, flush=True)
+
+    def env(self) -> dict:
+        env = dict(os.environ)
+        bindir = os.path.dirname(sys.executable)
+        env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+        paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env["PYTHONPATH"] = os.pathsep.join([self.repo, *paths])
+        env["INTERCONNECT_COURSE_DIR"] = self.dir
+        env["INTERCONNECT_INCIDENT_LOG"] = self.incident_log
+        env.setdefault("MPLBACKEND", "Agg")
+        for key, value in self.knobs.items():
+            if value is not None:
+                env[key] = str(value)
+        return env
+
+    def nbgrader(self, *args: str, check: bool = False) -> subprocess.CompletedProcess:
+        """Run ``python -m nbgrader ARGS`` in the course directory; keep its log."""
+        os.makedirs(os.path.join(self.dir, "logs"), exist_ok=True)
+        proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=self.dir,
+                              env=self.env(), capture_output=True, text=True)
+        with open(os.path.join(self.dir, "logs", "nbgrader.log"), "a", encoding="utf-8") as fh:
+            fh.write(f"$ nbgrader {' '.join(args)}  (exit {proc.returncode})\n")
+            fh.write(proc.stdout + proc.stderr + "\n")
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"nbgrader {' '.join(args)} failed (exit {proc.returncode}):\n"
+                               + (proc.stdout + proc.stderr)[-3000:])
+        return proc
+
+    def init(self) -> None:
+        """Create the course directory, its config stub and a fresh copy of solutions/."""
+        os.makedirs(os.path.join(self.dir, "logs"), exist_ok=True)
+        config = os.path.join(self.repo, "autograder", "nbgrader_config.py")
+        with open(os.path.join(self.dir, "nbgrader_config.py"), "w", encoding="utf-8") as fh:
+            fh.write(CONFIG_STUB.format(config=config))
+        src = os.path.join(self.repo, "solutions")
+        dst = os.path.join(self.dir, "solutions")
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+
+    def assignments(self) -> list[str]:
+        return assignments_in(os.path.join(self.repo, "solutions"))
+
+    def notebooks(self, assignment: str) -> list[str]:
+        return sorted(os.path.splitext(os.path.basename(p))[0] for p in
+                      glob.glob(os.path.join(self.repo, "solutions", assignment, "*.ipynb")))
+
+    # -- release -----------------------------------------------------------------
+    def release(self, assignments=None, out_dir: str | None = None,
+                check: bool = False) -> list[str]:
+        """Generate the student version of each assignment.
+
+        Writes normalised notebooks into ``out_dir`` (default: the repository's
+        ``exercises/``).  With ``check=True`` nothing is written: the list of
+        files that differ from the generated version is returned.
+        """
+        self.init()
+        out_dir = out_dir or os.path.join(self.repo, "exercises")
+        differ = []
+        assignments = list(assignments or self.assignments())
+        proc = subprocess.run([sys.executable, "-m", "autograder._batch", "generate", *assignments],
+                              cwd=self.dir, env=self.env(), capture_output=True, text=True)
+        with open(os.path.join(self.dir, "logs", "nbgrader.log"), "a", encoding="utf-8") as fh:
+            fh.write(f"$ generate {' '.join(assignments)} (exit {proc.returncode})\n"
+                     + proc.stdout + proc.stderr + "\n")
+        if proc.returncode != 0:
+            raise RuntimeError("generate_assignment failed:\n" + (proc.stdout + proc.stderr)[-3000:])
+        for a in assignments:
+            for path in sorted(glob.glob(os.path.join(self.dir, "exercises", a, "*.ipynb"))):
+                text = normalise_notebook(nbformat.read(path, as_version=4))
+                target = os.path.join(out_dir, a, os.path.basename(path))
+                old = open(target, encoding="utf-8").read() if os.path.exists(target) else None
+                if old != text:
+                    differ.append(os.path.relpath(target, self.repo))
+                    if not check:
+                        os.makedirs(os.path.dirname(target), exist_ok=True)
+                        with open(target, "w", encoding="utf-8") as fh:
+                            fh.write(text)
+            self.say(f"release  {a}: {len(self.notebooks(a))} notebook(s)")
+        return differ
+
+    # -- collect -------------------------------------------------------------------
+    def collect_zip(self, assignment: str, zip_path: str) -> list[str]:
+        """Collect an LMS download (a zip of ``<student>_<notebook>.ipynb`` or
+        ``<student>/<notebook>.ipynb``) with nbgrader's ``zip_collect``."""
+        archive = os.path.join(self.dir, "downloaded", assignment, "archive")
+        os.makedirs(archive, exist_ok=True)
+        shutil.copy(zip_path, archive)
+        names = "|".join(re.escape(n) for n in self.notebooks(assignment))
+        regexp = (r"^(?:.*/)?(?P<student_id>[A-Za-z0-9.-]+)(?:/|_)(?:[^/]*_)?"
+                  rf"(?P<file_id>(?:{names})\.ipynb)$")
+        self.nbgrader("zip_collect", assignment, "--force",
+                      f"--FileNameCollectorPlugin.named_regexp={regexp}", check=True)
+        students = self.students(assignment)
+        self.say(f"collect  {assignment}: {len(students)} submission(s) from {os.path.basename(zip_path)}")
+        return students
+
+    def collect_exchange(self, assignment: str) -> list[str]:
+        """Collect from the nbgrader exchange (``course/exchange``)."""
+        self.nbgrader("collect", assignment, "--update", check=True)
+        students = self.students(assignment)
+        self.say(f"collect  {assignment}: {len(students)} submission(s) from the exchange")
+        return students
+
+    def students(self, assignment: str) -> list[str]:
+        sub = os.path.join(self.dir, "submitted")
+        if not os.path.isdir(sub):
+            return []
+        return sorted(s for s in os.listdir(sub)
+                      if os.path.isdir(os.path.join(sub, s, assignment)))
+
+    # -- autograde -----------------------------------------------------------------
+    def _incidents(self) -> list[dict]:
+        if not os.path.exists(self.incident_log):
+            return []
+        with open(self.incident_log, encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+
+    def _graded(self, assignment: str) -> set:
+        done = set()
+        from nbgrader.api import Gradebook, MissingEntry
+        with Gradebook(f"sqlite:///{os.path.join(self.dir, 'gradebook.db')}") as gb:
+            for s in self.students(assignment):
+                try:
+                    sub = gb.find_submission(assignment, s)
+                except MissingEntry:
+                    continue
+                if os.path.isdir(os.path.join(self.dir, "autograded", s, assignment)) \
+                        and len(sub.notebooks) > 0:
+                    done.add(s)
+        return done
+
+    def autograde(self, assignment: str, students=None) -> list[GradeRow]:
+        """Autograde all submitted students of ``assignment`` in one nbgrader batch.
+
+        Students whose notebooks nbgrader could not grade are retried one by one;
+        those that still fail are listed with ``score=None`` (grade by hand).
+        """
+        wanted = sorted(students or self.students(assignment))
+        first = len(self._incidents())
+        if students:
+            for s in wanted:
+                self.nbgrader("autograde", assignment, "--force", f"--student={s}")
+        else:
+            self.nbgrader("autograde", assignment, "--force")
+        done = self._graded(assignment)
+        for s in [s for s in wanted if s not in done]:
+            self.say(f"autograde {assignment}: retrying {s} on its own")
+            self.nbgrader("autograde", assignment, "--force", f"--student={s}")
+        done = self._graded(assignment)
+        incidents = self._incidents()[first:]
+        rows = self.grades(assignment, wanted)
+        for row in rows:
+            if row.student not in done:
+                row.score = None
+            row.incidents = [f"{i['kind']}: {i['detail']}" for i in incidents
+                             if i.get("student") == row.student]
+            for nb_path in glob.glob(os.path.join(self.dir, "submitted", row.student,
+                                                  assignment, "*.ipynb")):
+                try:
+                    row.flags += scan_notebook(nbformat.read(nb_path, as_version=4))
+                except Exception as exc:  # unreadable submission
+                    row.flags.append(f"unreadable notebook ({type(exc).__name__})")
+        self.say(format_table(rows))
+        return rows
+
+    def grades(self, assignment: str, students=None) -> list[GradeRow]:
+        from nbgrader.api import Gradebook, MissingEntry
+        rows = []
+        with Gradebook(f"sqlite:///{os.path.join(self.dir, 'gradebook.db')}") as gb:
+            max_score = gb.find_assignment(assignment).max_score
+            for s in students or self.students(assignment):
+                try:
+                    score = gb.find_submission(assignment, s).score
+                except MissingEntry:
+                    score = None
+                rows.append(GradeRow(s, assignment, score, max_score))
+        return rows
+
+    # -- feedback and export ----------------------------------------------------------
+    def feedback(self, assignment: str) -> int:
+        self.nbgrader("generate_feedback", assignment, "--force", check=True)
+        n = len(glob.glob(os.path.join(self.dir, "feedback", "*", assignment, "*.html")))
+        if os.path.isdir(os.path.join(self.dir, "exchange", COURSE_ID, "inbound")):
+            self.nbgrader("release_feedback", assignment, check=True)
+            self.say(f"feedback {assignment}: {n} HTML file(s), released to the exchange")
+        else:
+            self.say(f"feedback {assignment}: {n} HTML file(s) in {os.path.join(self.dir, 'feedback')}")
+        return n
+
+    def export(self, csv_path: str | None = None) -> str:
+        csv_path = os.path.abspath(csv_path or os.path.join(self.dir, "grades.csv"))
+        self.nbgrader("export", f"--to={csv_path}", check=True)
+        with open(csv_path, newline="", encoding="utf-8") as fh:
+            n = sum(1 for _ in csv.DictReader(fh))
+        self.say(f"export   {n} row(s) -> {csv_path}")
+        return csv_path
+
+
+def validate_notebook(path: str, timeout_s: int = 60) -> tuple[bool, str]:
+    """Run a notebook's visible tests the way the Validate button does.
+
+    Uses nbgrader's Python validator, because ``nbgrader validate`` exits 0
+    even when tests fail.  Returns ``(passed, report)``.
+    """
+    from nbgrader.validator import Validator
+    from traitlets.config import Config
+
+    cfg = Config()
+    cfg.Execute.timeout = timeout_s
+    cfg.Validator.validate_all = True
+    env_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if REPO_ROOT not in env_path:
+        os.environ["PYTHONPATH"] = os.pathsep.join([REPO_ROOT, *env_path])
+    result = Validator(config=cfg).validate(os.path.abspath(path))
+    lines = []
+    for kind, items in result.items():
+        for item in items or []:
+            if not isinstance(item, dict):
+                lines.append(f"  {kind}: {item}")
+                continue
+            first = (item.get("source") or "").strip().splitlines()[:1]
+            err = re.sub(r"\x1b\[[0-9;]*m", "", item.get("raw_error") or "").strip().splitlines()[-1:]
+            lines.append(f"  {kind}: {first[0] if first else '?'}" + (f"\n      {err[0]}" if err else ""))
+    return not lines, "\n".join(lines)
+
+
+def format_table(rows: list[GradeRow]) -> str:
+    """A plain-text results table, then who needs a human and why."""
+    lines = [f"{'student':<16} {'assignment':<20} {'score':>7} {'max':>5}  notes"]
+    for r in rows:
+        score = "MANUAL" if r.score is None else f"{r.score:g}"
+        notes = "; ".join(r.incidents + [f"flag: {f}" for f in r.flags])
+        lines.append(f"{r.student:<16} {r.assignment:<20} {score:>7} {r.max_score:>5g}  {notes}")
+    human = [r for r in rows if r.needs_human]
+    if human:
+        lines.append(f"needs a human: {', '.join(r.student for r in human)}")
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""Run every CPU lab at full size and print its headline figures and wall time.
+
+    .venv/bin/python benchmarks/bench_labs.py [--quick] [--ranks 4] [--save DIR]
+
+Prints, per lab: the wall time of the whole lab (the target is <= 60 s on a
+2-core machine), median bandwidths with their spread (IQR), the fitted alpha
+and B, the kernel-path / shared-memory latency ratio and the MPI busbw beside
+the ring model.  Exit code 1 if a lab fails or takes longer than ``--limit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from course_lib.measure import run_lab  # noqa: E402
+from course_lib.units import format_bandwidth, format_bytes, format_time  # noqa: E402
+
+
+def bw(x):
+    return format_bandwidth(x) if x is not None and math.isfinite(x) else "inf"
+
+
+def row_bw(r):
+    """Median bandwidth with the IQR turned into a bandwidth range."""
+    b = r["bw_bytes_per_s"]
+    lo, hi = b * r["median_s"] / r["q3_s"], b * r["median_s"] / r["q1_s"]
+    return f"{bw(b)} [{bw(lo)} .. {bw(hi)}]"
+
+
+def report_pageable(res):
+    for v in res.variants():
+        rows = res.select(v)
+        if not rows:
+            continue
+        r = rows[-1]
+        f = res.fits.get(v)
+        fit = (f"fit alpha = {format_time(f.alpha_s)}, B = {bw(f.bw_bytes_per_s)}, "
+               f"R^2 = {f.r_squared:.3f}") if f else ""
+        print(f"  {v:<10} at {format_bytes(r['n_bytes'], binary=True):>8}: "
+              f"{row_bw(r)}   {fit}")
+    s = res.summary
+    if "fresh_over_resident" in s:
+        print(f"  fresh / resident bandwidth = {s['fresh_over_resident']:.3f}"
+              f"   (page-fault tax {1 / s['fresh_over_resident']:.1f}x)")
+    if "locked_over_resident" in s:
+        print(f"  locked / resident bandwidth = {s['locked_over_resident']:.3f}")
+
+
+def report_batching(res):
+    s = res.summary
+    print(f"  one big copy of {format_bytes(s['total_bytes'], binary=True)}: "
+          f"{row_bw(res.select('one-big')[0])}")
+    print(f"  per-call overhead (smallest pieces) = {format_time(s['per_call_overhead_s'])};"
+          f" fit alpha = {format_time(s['alpha_s'])}, B = {bw(s['fit_bw_bytes_per_s'])}")
+    print(f"  {format_bytes(s['smallest_piece_bytes'])} pieces are "
+          f"{s['slowdown_smallest']:.0f}x slower than one big copy")
+
+
+def report_pingpong(res):
+    s = res.summary
+    for v, key in (("tcp-loopback", "tcp"), ("shared-memory", "shm")):
+        f = res.fits.get(v)
+        print(f"  {v:<14} RTT({s['smallest_n_bytes']} B) = {format_time(s[key + '_rtt_s'])}"
+              f" (IQR {format_time(s[key + '_rtt_spread_s'])}),"
+              f" largest: {row_bw(res.select(v)[-1])};"
+              + (f" fit one-way alpha = {format_time(f.alpha_s)}, B = "
+                 f"{bw(f.bw_bytes_per_s)}" if f else ""))
+    print(f"  kernel path / shared memory latency ratio = {s['latency_ratio']:.1f}x")
+
+
+def report_allreduce(res):
+    if res.skipped:
+        print(f"  skipped: {res.skipped}")
+        return
+    print(f"  {'variant':<12}{'size':>10} {'time':>10} {'IQR':>10} {'algbw':>12} {'busbw':>12}"
+          f" {'model busbw':>12}")
+    for r in res.records:
+        print(f"  {r['variant']:<12}{format_bytes(r['n_bytes'], binary=True):>10} "
+              f"{format_time(r['median_s']):>10} {format_time(r['spread_s']):>10} "
+              f"{bw(r['algbw_bytes_per_s']):>12} {bw(r['busbw_bytes_per_s']):>12} "
+              f"{bw(r.get('model_busbw_bytes_per_s', math.nan)):>12}")
+    for k, v in res.summary.items():
+        if k.endswith("_alpha_s"):
+            n = k.split("_")[0]
+            print(f"  {n}: fitted per-step alpha = {format_time(v)}, B = "
+                  f"{bw(res.summary[n + '_bw_bytes_per_s'])} (R^2 = "
+                  f"{res.summary[n + '_fit_r_squared']:.3f}); busbw at the largest "
+                  f"size = {bw(res.summary[n + '_busbw_bytes_per_s'])}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--ranks", default="4", help="MPI rank counts, e.g. 4 or 2,4")
+    ap.add_argument("--limit", type=float, default=60.0,
+                    help="seconds allowed per lab")
+    ap.add_argument("--save", default=None, help="save the results in this folder")
+    ap.add_argument("--only", default=None, help="comma list of labs to run")
+    args = ap.parse_args(argv)
+    labs = [("pageable", report_pageable, {}), ("batching", report_batching, {}),
+            ("kernel-bypass", report_pingpong, {}),
+            ("allreduce", report_allreduce,
+             {"n_ranks": [int(x) for x in args.ranks.split(",")]})]
+    if args.only:
+        keep = set(args.only.split(","))
+        labs = [lab for lab in labs if lab[0] in keep]
+    failed = False
+    for name, report, kw in labs:
+        t0 = time.perf_counter()
+        try:
+            res = run_lab(name, quick=args.quick, progress=False, **kw)
+        except Exception as exc:          # report and go on to the next lab
+            print(f"== {name}: FAILED: {type(exc).__name__}: {exc}")
+            failed = True
+            continue
+        wall = time.perf_counter() - t0
+        over = wall > args.limit
+        failed |= over
+        print(f"== {name}: {wall:.1f} s wall{'  (OVER the limit)' if over else ''}")
+        report(res)
+        for n in res.notes:
+            print(f"  note: {n}")
+        if args.save:
+            res.save(args.save)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Drawing helpers shared by the explorers (presentation only, no physics)."""
+
+from __future__ import annotations
+
+from ..units import format_bandwidth, format_bytes, format_time
+
+#: One colour per route or link kind, used by every chapter's plots.
+COLOURS = {
+    "h2d": "#d95f02", "d2h": "#e6ab02", "p2p-staged": "#7570b3",
+    "p2p-nvlink": "#1b9e77", "rdma": "#377eb8",
+    "nvlink": "#1b9e77", "pcie": "#d95f02", "network": "#377eb8",
+}
+
+
+def fast_layout(fig, left=0.13, right=0.98, bottom=0.15, top=0.9, **kw):
+    """Fixed margins instead of the (slow) constrained layout: redraws stay
+    well under the 50 ms budget."""
+    fig.set_layout_engine("none")
+    fig.subplotpars.update(left=left, right=right, bottom=bottom, top=top, **kw)
+
+
+def no_minor_ticks(ax):
+    """Drop minor ticks (log axes draw many; they cost redraw time)."""
+    from matplotlib.ticker import LogLocator, NullLocator
+
+    for axis in (ax.xaxis, ax.yaxis):
+        if axis.get_scale() == "log":
+            axis.set_major_locator(LogLocator(base=10, numticks=6))
+        axis.set_minor_locator(NullLocator())
+
+
+def loglog_axes(fig, xlabel="message size", ylabel="time", **margins):
+    """One log-log axis with readable byte and time tick labels."""
+    from matplotlib.ticker import FuncFormatter
+
+    fast_layout(fig, **margins)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    no_minor_ticks(ax)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v, digits=2)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_time(v, digits=2)))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", alpha=0.3)
+    return ax
+
+
+def bytes_formatter():
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _: format_bytes(v, digits=2))
+
+
+def time_formatter():
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _: format_time(v, digits=2))
+
+
+def bw_formatter():
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _: format_bandwidth(v, digits=3))
+
+
+__all__ = ["COLOURS", "fast_layout", "no_minor_ticks", "loglog_axes", "bytes_formatter", "time_formatter",
+           "bw_formatter"]

@@ -1,0 +1,90 @@
+"""Chapter 1 explorer: the transport map -- pick a route, see time against size.
+
+Routes (``course_lib.analytic.ROUTES``): host -> GPU and GPU -> host over
+PCIe, GPU -> host -> GPU staged over PCIe, GPU -> GPU over NVLink, and GPU ->
+GPU in another server by RDMA.  Every curve is ``T = alpha + legs x D / B``
+with the route's catalog numbers (:func:`course_lib.route_parameters`).
+
+>>> data = explorer().update(route="p2p-nvlink", n_bytes=1e9)
+>>> data["time_s"] < data["times_s"]["h2d"][-1]
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import analytic, hardware
+from ..units import format_bandwidth, format_bytes, format_time
+from ..widgets import Explorer
+from ._common import COLOURS, loglog_axes
+
+ROUTE_LABELS = [
+    ("H2D: host -> GPU (PCIe)", "h2d"),
+    ("D2H: GPU -> host (PCIe)", "d2h"),
+    ("GPU -> GPU staged through host (PCIe)", "p2p-staged"),
+    ("GPU -> GPU peer-to-peer (NVLink)", "p2p-nvlink"),
+    ("GPU -> GPU in another server (RDMA)", "rdma"),
+]
+SHORT = {"h2d": "H2D", "d2h": "D2H", "p2p-staged": "GPU-host-GPU (PCIe)",
+         "p2p-nvlink": "GPU-GPU (NVLink)", "rdma": "RDMA (other server)"}
+SIZES_BYTES = np.logspace(0, 10, 41)
+
+CONTROLS = {
+    "route": {"type": "Dropdown", "options": ROUTE_LABELS, "value": "p2p-nvlink",
+              "description": "route"},
+    "n_bytes": {"type": "FloatLogSlider", "min": 0, "max": 10, "step": 0.25,
+                "value": 1e6, "description": "message size (bytes)",
+                "readout_format": ".3g"},
+    "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
+    "nic": {"type": "Dropdown", "options": hardware.nic_names(), "value": "NDR",
+            "description": "NIC (RDMA)"},
+    "distance_m": {"type": "FloatLogSlider", "min": 0, "max": 5, "step": 0.25,
+                   "value": 10.0, "description": "cable length, m (RDMA)",
+                   "readout_format": ".3g"},
+    "memory": {"type": "ToggleButtons", "options": list(analytic.HOST_MEMORY),
+               "value": "pinned", "description": "host memory"},
+}
+
+
+def compute(route, n_bytes, gpu, nic, distance_m, memory):
+    """Times of every route over a range of sizes, and the chosen point."""
+    kw = dict(gpu=gpu, nic=nic, distance_m=distance_m, memory=memory)
+    params = {r: analytic.route_parameters(r, **kw) for r in analytic.ROUTES}
+    times = {r: np.array([analytic.staged_transfer_time_s(
+                 d, p["bw_bytes_per_s"], p["latency_s"], legs=p["legs"])
+                 for d in SIZES_BYTES]) for r, p in params.items()}
+    t = analytic.route_transfer_time_s(n_bytes, route, **kw)
+    return {"route": route, "n_bytes": n_bytes, "sizes_bytes": SIZES_BYTES,
+            "times_s": times, "params": params, "time_s": t,
+            "effective_bw_bytes_per_s": analytic.algbw_bytes_per_s(n_bytes, t)
+            if n_bytes > 0 else 0.0}
+
+
+def plot(data, fig):
+    ax = loglog_axes(fig)
+    for r, times in data["times_s"].items():
+        chosen = r == data["route"]
+        ax.plot(data["sizes_bytes"], times, color=COLOURS[r],
+                lw=3 if chosen else 1.2, alpha=1 if chosen else 0.55,
+                label=SHORT[r])
+    ax.plot([data["n_bytes"]], [data["time_s"]], "o", ms=9, mfc="none",
+            mec="black", mew=2)
+    ax.axvline(data["n_bytes"], color="grey", ls=":", lw=1)
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def readout(data):
+    p = data["params"][data["route"]]
+    legs = f" x {p['legs']} legs" if p["legs"] > 1 else ""
+    return (f"<b>{p['label']}</b>: {format_bytes(data['n_bytes'])} takes "
+            f"<b>{format_time(data['time_s'])}</b> "
+            f"(start-up {format_time(p['latency_s'])} + size / "
+            f"{format_bandwidth(p['bw_bytes_per_s'])} per direction{legs}); "
+            f"delivered {format_bandwidth(data['effective_bw_bytes_per_s'])}.")
+
+
+def explorer() -> Explorer:
+    """The transport-map explorer of chapter 1."""
+    return Explorer("Transport map: pick a route and a message size", CONTROLS,
+                    compute, plot, readout, figsize=(7.2, 3.8))

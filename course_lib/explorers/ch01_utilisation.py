@@ -1,0 +1,77 @@
+"""Chapter 1 explorer: how much of the time do the factories work?
+
+Each step a GPU computes for ``T_comp`` and then waits ``T_comm`` for its
+freight; the utilisation is ``T_comp / (T_comp + T_comm)``
+(:func:`course_lib.effective_utilisation`), with ``T_comm`` the time of the
+chosen route (:func:`course_lib.route_transfer_time_s`).
+
+>>> d = explorer().update(t_compute_s=0.1, n_bytes=1e9)
+>>> d["utilisation"]["p2p-nvlink"] > d["utilisation"]["p2p-staged"]
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import analytic
+from ..units import format_bytes, format_time
+from ..widgets import Explorer
+from ._common import COLOURS, fast_layout, time_formatter
+from .ch01_transport_map import ROUTE_LABELS
+
+CONTROLS = {
+    "t_compute_s": {"type": "FloatLogSlider", "min": -4, "max": 1, "step": 0.25,
+                    "value": 0.1, "description": "compute time per step (s)",
+                    "readout_format": ".3g"},
+    "n_bytes": {"type": "FloatLogSlider", "min": 3, "max": 11, "step": 0.25,
+                "value": 1e9, "description": "bytes to move per step",
+                "readout_format": ".3g"},
+    "gpu": {"type": "Dropdown", "options": ["V100", "A100", "H100", "B200"],
+            "value": "H100"},
+}
+
+
+def compute(t_compute_s, n_bytes, gpu):
+    comm = {r: analytic.route_transfer_time_s(n_bytes, r, gpu=gpu)
+            for r in analytic.ROUTES}
+    util = {r: analytic.effective_utilisation(t_compute_s, t) for r, t in comm.items()}
+    return {"t_compute_s": t_compute_s, "n_bytes": n_bytes, "gpu": gpu,
+            "t_comm_s": comm, "utilisation": util}
+
+
+def plot(data, fig):
+    fast_layout(fig, left=0.36, right=0.97, bottom=0.17, top=0.89)
+    ax = fig.add_subplot(1, 1, 1)
+    labels = dict((v, k) for k, v in ROUTE_LABELS)
+    routes = list(data["t_comm_s"])
+    y = np.arange(len(routes))
+    tc = data["t_compute_s"]
+    tm = np.array([data["t_comm_s"][r] for r in routes])
+    ax.barh(y, [tc] * len(routes), color="#999999", label="compute")
+    ax.barh(y, tm, left=tc, color=[COLOURS[r] for r in routes], label="communicate")
+    for yi, r in zip(y, routes):
+        ax.text(tc + data["t_comm_s"][r], yi, f"  U = {data['utilisation'][r]:.0%}",
+                va="center", fontsize=8)
+    ax.set_yticks(y, [labels[r] for r in routes], fontsize=8)
+    ax.xaxis.set_major_formatter(time_formatter())
+    ax.set_xlabel("time per step (compute, then communication, not overlapped)")
+    ax.invert_yaxis()
+    ax.set_xlim(0, (tc + tm.max()) * 1.3)
+    ax.set_title(f"{data['gpu']}: utilisation U = T_comp / (T_comp + T_comm)",
+                 fontsize=10)
+
+
+def readout(data):
+    best = max(data["utilisation"], key=data["utilisation"].get)
+    worst = min(data["utilisation"], key=data["utilisation"].get)
+    return (f"Moving {format_bytes(data['n_bytes'])} after "
+            f"{format_time(data['t_compute_s'])} of compute: utilisation "
+            f"{data['utilisation'][best]:.0%} over {best}, "
+            f"{data['utilisation'][worst]:.0%} over {worst}.")
+
+
+def explorer() -> Explorer:
+    """The utilisation explorer of chapter 1."""
+    return Explorer("Effective utilisation: compute time against freight time",
+                    CONTROLS, compute, plot, readout, figsize=(7.2, 3.4))

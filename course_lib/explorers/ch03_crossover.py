@@ -1,0 +1,91 @@
+"""Chapter 3 explorer: PCIe against NVLink, and the size where they cross.
+
+Two routes between two GPUs: peer-to-peer over ``k`` NVLink links, and
+staging through host memory over PCIe (two copies in series).  Each takes
+``T = alpha + legs x D / B`` (:func:`course_lib.route_transfer_time_s`);
+they take equal time at :func:`course_lib.route_crossover_bytes`.  With all
+of an H100's links NVLink wins at every size; with one link, big messages
+go faster over PCIe.
+
+>>> d = explorer().update(gpu="H100", nvlink_links=1)
+>>> 1e6 < d["crossover_bytes"] < 2e6
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import analytic, hardware
+from ..units import format_bandwidth, format_bytes, format_time
+from ..widgets import Explorer
+from ._common import COLOURS, loglog_axes
+
+SIZES_BYTES = np.logspace(2, 10, 33)
+
+CONTROLS = {
+    "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
+    "nvlink_links": {"type": "IntSlider", "min": 1, "max": 18, "value": 18,
+                     "description": "NVLink links between the pair"},
+    "n_bytes": {"type": "FloatLogSlider", "min": 2, "max": 10, "step": 0.25,
+                "value": 1e7, "description": "message size (bytes)",
+                "readout_format": ".3g"},
+}
+
+
+def compute(gpu, nvlink_links, n_bytes):
+    g = hardware.gpu(gpu)
+    nv = analytic.route_parameters("p2p-nvlink", gpu=gpu, nvlink_links=nvlink_links)
+    pc = analytic.route_parameters("p2p-staged", gpu=gpu)
+    curves = {}
+    for name, p in (("p2p-nvlink", nv), ("p2p-staged", pc)):
+        curves[name] = np.array([analytic.staged_transfer_time_s(
+            d, p["bw_bytes_per_s"], p["latency_s"], legs=p["legs"]) for d in SIZES_BYTES])
+    t_nv = analytic.route_transfer_time_s(n_bytes, "p2p-nvlink", gpu=gpu,
+                                          nvlink_links=nvlink_links)
+    t_pc = analytic.route_transfer_time_s(n_bytes, "p2p-staged", gpu=gpu)
+    return {"gpu": g.name, "nvlink": nv, "pcie": pc, "sizes_bytes": SIZES_BYTES,
+            "times_s": curves, "n_bytes": n_bytes, "t_nvlink_s": t_nv,
+            "t_pcie_s": t_pc,
+            "crossover_bytes": analytic.route_crossover_bytes(nv, pc),
+            "bw_ratio": nv["bw_bytes_per_s"] / pc["bw_bytes_per_s"],
+            "half_bw_nvlink_bytes": analytic.half_bandwidth_bytes(
+                nv["latency_s"], nv["bw_bytes_per_s"])}
+
+
+def plot(data, fig):
+    ax = loglog_axes(fig)
+    for name, p in (("p2p-nvlink", data["nvlink"]), ("p2p-staged", data["pcie"])):
+        ax.plot(data["sizes_bytes"], data["times_s"][name], color=COLOURS[name], lw=2.2,
+                label=p["label"])
+    x = data["crossover_bytes"]
+    if math.isfinite(x):
+        ax.axvline(x, color="black", ls="--", lw=1.2)
+        ax.text(x, ax.get_ylim()[0] * 3, f" crossover\n {format_bytes(x)}", fontsize=8)
+    ax.axvline(data["n_bytes"], color="grey", ls=":", lw=1)
+    ax.plot([data["n_bytes"]] * 2, [data["t_nvlink_s"], data["t_pcie_s"]], "ko", ms=4)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"{data['gpu']}: NVLink peer-to-peer against PCIe through the host",
+                 fontsize=10)
+
+
+def readout(data):
+    x = data["crossover_bytes"]
+    verdict = ("NVLink is faster at every size (smaller start-up <i>and</i> more "
+               "bandwidth)" if not math.isfinite(x) else
+               f"below <b>{format_bytes(x)}</b> NVLink wins (smaller start-up), "
+               f"above it PCIe wins (more bandwidth)")
+    faster = "NVLink" if data["t_nvlink_s"] <= data["t_pcie_s"] else "PCIe"
+    return (f"NVLink {format_bandwidth(data['nvlink']['bw_bytes_per_s'])} vs PCIe "
+            f"{format_bandwidth(data['pcie']['bw_bytes_per_s'])} per direction "
+            f"(ratio {data['bw_ratio']:.1f}x); {verdict}. At "
+            f"{format_bytes(data['n_bytes'])}: NVLink {format_time(data['t_nvlink_s'])}, "
+            f"PCIe {format_time(data['t_pcie_s'])} -- {faster} is faster.")
+
+
+def explorer() -> Explorer:
+    """The PCIe/NVLink crossover explorer of chapter 3."""
+    return Explorer("Arterial road or maglev? The crossover size", CONTROLS, compute,
+                    plot, readout, figsize=(7.2, 3.6))

@@ -1,0 +1,102 @@
+"""Chapter 4 explorer: the freight fleet -- many small trips or one big one?
+
+``N`` copies of ``d`` bytes sent one by one cost ``N (alpha + d/B)``; merged
+into one ("transfer batching", 传输合并) they cost ``alpha + N d / B``
+(:func:`course_lib.batched_transfer_time_s`).  ``B`` is the host link's
+bandwidth for pinned or pageable memory
+(:func:`course_lib.host_copy_bw_bytes_per_s`), ``alpha`` a start-up cost
+from the catalog (:func:`course_lib.latency_s`).
+
+>>> d = explorer().update(n_messages=1000, bytes_per_message=4096)
+>>> d["t_separate_s"] > 10 * d["t_batched_s"]
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import analytic, hardware
+from ..units import format_bandwidth, format_bytes, format_time
+from ..widgets import Explorer
+from ._common import fast_layout, no_minor_ticks, time_formatter
+
+LATENCY_OPTIONS = [
+    ("small pinned copy, end to end (H100)", "pcie_small_copy"),
+    ("CUDA API call overhead", "cuda_api_call"),
+    ("the seeds' 'DMA setup' (5-10 us)", "dma_setup_seed"),
+]
+N_GRID = np.unique(np.round(np.logspace(0, 4, 25)).astype(int))
+
+CONTROLS = {
+    "n_messages": {"type": "IntSlider", "min": 1, "max": 10000, "value": 1000,
+                   "description": "number of copies N"},
+    "bytes_per_message": {"type": "FloatLogSlider", "min": 2, "max": 8, "step": 0.25,
+                          "value": 4096, "description": "bytes per copy",
+                          "readout_format": ".3g"},
+    "memory": {"type": "ToggleButtons", "options": list(analytic.HOST_MEMORY),
+               "value": "pinned", "description": "host memory"},
+    "pcie_gen": {"type": "Dropdown", "options": [3, 4, 5, 6], "value": 5,
+                 "description": "PCIe generation"},
+    "latency": {"type": "Dropdown", "options": LATENCY_OPTIONS,
+                "value": "dma_setup_seed", "description": "start-up cost"},
+}
+
+
+def compute(n_messages, bytes_per_message, memory, pcie_gen, latency):
+    bw = analytic.host_copy_bw_bytes_per_s(pcie_gen, memory)
+    alpha = hardware.latency_s(latency)
+    sep = [analytic.batched_transfer_time_s(n, bytes_per_message, bw, alpha, batched=False)
+           for n in N_GRID]
+    bat = [analytic.batched_transfer_time_s(n, bytes_per_message, bw, alpha)
+           for n in N_GRID]
+    t_sep = analytic.batched_transfer_time_s(n_messages, bytes_per_message, bw, alpha,
+                                             batched=False)
+    t_bat = analytic.batched_transfer_time_s(n_messages, bytes_per_message, bw, alpha)
+    return {"n_grid": N_GRID, "separate_s": np.array(sep), "batched_s": np.array(bat),
+            "n_messages": n_messages, "bytes_per_message": bytes_per_message,
+            "memory": memory, "pcie_gen": pcie_gen, "bw_bytes_per_s": bw,
+            "latency_s": alpha, "t_separate_s": t_sep, "t_batched_s": t_bat,
+            "half_bw_bytes": analytic.half_bandwidth_bytes(alpha, bw),
+            "effective_bw_separate_bytes_per_s": analytic.effective_bw_bytes_per_s(
+                bytes_per_message, bw, alpha)}
+
+
+def plot(data, fig):
+    fast_layout(fig, left=0.13, bottom=0.15)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    no_minor_ticks(ax)
+    ax.plot(data["n_grid"], data["separate_s"], color="#d95f02", lw=2,
+            label="N separate copies: N (alpha + d/B)")
+    ax.plot(data["n_grid"], data["batched_s"], color="#1b9e77", lw=2,
+            label="one batched copy: alpha + N d / B")
+    ax.plot([data["n_messages"]] * 2, [data["t_separate_s"], data["t_batched_s"]],
+            "ko", ms=5)
+    ax.axvline(data["n_messages"], color="grey", ls=":", lw=1)
+    ax.yaxis.set_major_formatter(time_formatter())
+    ax.set_xlabel("number of copies N")
+    ax.set_ylabel("total time")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"{format_bytes(data['bytes_per_message'])} per copy over PCIe "
+                 f"Gen{data['pcie_gen']}, {data['memory']} memory", fontsize=10)
+
+
+def readout(data):
+    saving = data["t_separate_s"] - data["t_batched_s"]
+    return (f"{data['n_messages']} copies of {format_bytes(data['bytes_per_message'])}: "
+            f"one by one <b>{format_time(data['t_separate_s'])}</b>, batched "
+            f"<b>{format_time(data['t_batched_s'])}</b> "
+            f"({data['t_separate_s'] / data['t_batched_s']:.1f}x; saves (N-1) x alpha = "
+            f"{format_time(saving)}). Each small copy alone delivers only "
+            f"{format_bandwidth(data['effective_bw_separate_bytes_per_s'])} of "
+            f"{format_bandwidth(data['bw_bytes_per_s'])} per direction; half the "
+            f"bandwidth needs {format_bytes(data['half_bw_bytes'])} per copy.")
+
+
+def explorer() -> Explorer:
+    """The batching explorer of chapter 4."""
+    return Explorer("The freight fleet: N small trips or one big one", CONTROLS,
+                    compute, plot, readout, figsize=(7.2, 3.6))

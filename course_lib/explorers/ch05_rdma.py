@@ -1,0 +1,115 @@
+"""Chapter 5 explorer: the high-speed rail -- distance, rate and the endpoints.
+
+The seeds' model ``T = T_rtt + D / B`` with ``T_rtt = 2 d / (0.7 c)``
+(:func:`course_lib.rdma_transfer_time_s`, :func:`course_lib.fibre_rtt_s`),
+plus the end points' own latency from the catalog: an RDMA NIC bypasses the
+kernel, a TCP socket goes through it.  The port rate is in bits per second
+(:func:`course_lib.nic`); the model divides by 8.
+
+>>> d = explorer().update(distance_m=1000, n_bytes=1)
+>>> round(d["rtt_s"] * 1e6, 2)
+9.53
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import analytic, hardware
+from ..units import format_bandwidth, format_bytes, format_time
+from ..widgets import Explorer
+from ._common import bytes_formatter, fast_layout, no_minor_ticks, time_formatter
+
+ENDPOINTS = [
+    ("RDMA over InfiniBand (kernel bypass)", "rdma_small_one_way"),
+    ("RDMA over Ethernet, RoCE (one report)", "roce_small_one_way"),
+    ("TCP through the kernel", "tcp_kernel_path"),
+]
+SIZES_BYTES = np.logspace(0, 10, 41)
+
+CONTROLS = {
+    "distance_m": {"type": "FloatLogSlider", "min": 0, "max": 6, "step": 0.25,
+                   "value": 100.0, "description": "cable length (m)",
+                   "readout_format": ".3g"},
+    "nic": {"type": "Dropdown", "options": hardware.nic_names(), "value": "NDR",
+            "description": "port"},
+    "n_bytes": {"type": "FloatLogSlider", "min": 0, "max": 10, "step": 0.25,
+                "value": 1e6, "description": "message size (bytes)",
+                "readout_format": ".3g"},
+    "endpoint": {"type": "Dropdown", "options": ENDPOINTS,
+                 "value": "rdma_small_one_way", "description": "end points"},
+}
+
+
+def compute(distance_m, nic, n_bytes, endpoint):
+    port = hardware.nic(nic)
+    bw = port.bw_per_dir_bytes_per_s
+    curves = {}
+    for _, key in ENDPOINTS:
+        lat = hardware.latency_s(key)
+        curves[key] = np.array([analytic.rdma_transfer_time_s(
+            d, bw, distance_m, endpoint_latency_s=lat) for d in SIZES_BYTES])
+    lat = hardware.latency_s(endpoint)
+    rtt = analytic.fibre_rtt_s(distance_m)
+    serial = analytic.transfer_time_s(n_bytes, bw)
+    total = analytic.rdma_transfer_time_s(n_bytes, bw, distance_m, endpoint_latency_s=lat)
+    return {"nic": port.name, "family": port.family,
+            "rate_gbit_per_s": port.rate_gbit_per_s, "bw_bytes_per_s": bw,
+            "distance_m": distance_m, "n_bytes": n_bytes, "endpoint": endpoint,
+            "sizes_bytes": SIZES_BYTES, "times_s": curves, "rtt_s": rtt,
+            "endpoint_s": lat, "serialisation_s": serial, "time_s": total}
+
+
+def plot(data, fig):
+    fast_layout(fig, left=0.11, right=0.98, bottom=0.16, wspace=0.45)
+    ax = fig.add_subplot(1, 2, 1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    no_minor_ticks(ax)
+    colours = {"rdma_small_one_way": "#377eb8", "roce_small_one_way": "#4daf4a",
+               "tcp_kernel_path": "#e41a1c"}
+    names = dict((v, k) for k, v in ENDPOINTS)
+    for key, t in data["times_s"].items():
+        ax.plot(data["sizes_bytes"], t, color=colours[key],
+                lw=2.6 if key == data["endpoint"] else 1.1,
+                label=names[key].split(" (")[0])
+    ax.plot([data["n_bytes"]], [data["time_s"]], "ko", ms=5)
+    from matplotlib.ticker import LogLocator
+
+    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))
+    ax.xaxis.set_major_formatter(bytes_formatter())
+    ax.yaxis.set_major_formatter(time_formatter())
+    ax.set_xlabel("message size")
+    ax.set_title(f"{data['family']} {data['nic']}, {data['distance_m']:.3g} m", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.grid(True, alpha=0.3)
+    bx = fig.add_subplot(1, 2, 2)
+    parts = [("fibre round trip", data["rtt_s"], "#a6cee3"),
+             ("end points", data["endpoint_s"], colours[data["endpoint"]]),
+             ("size / rate", data["serialisation_s"], "#b2df8a")]
+    left = 0.0
+    for label, value, colour in parts:
+        bx.barh([0], [value], left=left, color=colour, label=label, height=0.6)
+        left += value
+    bx.set_yticks([])
+    bx.xaxis.set_major_formatter(time_formatter())
+    bx.set_xlim(0, left * 1.05)
+    bx.set_ylim(-0.5, 1.6)
+    bx.legend(fontsize=7, loc="upper center", ncol=3, handlelength=1, columnspacing=0.8)
+    bx.set_title(f"where {format_bytes(data['n_bytes'])} spends its time", fontsize=9)
+    bx.tick_params(axis="x", labelsize=7)
+
+
+def readout(data):
+    return (f"{data['family']} {data['nic']}: {data['rate_gbit_per_s']:g} Gb/s = "
+            f"{format_bandwidth(data['bw_bytes_per_s'])} per direction. "
+            f"{format_bytes(data['n_bytes'])} over {data['distance_m']:.3g} m: fibre "
+            f"{format_time(data['rtt_s'])} + end points {format_time(data['endpoint_s'])} + "
+            f"size/rate {format_time(data['serialisation_s'])} = "
+            f"<b>{format_time(data['time_s'])}</b>.")
+
+
+def explorer() -> Explorer:
+    """The RDMA distance/rate explorer of chapter 5."""
+    return Explorer("The high-speed rail: distance, port rate, end points", CONTROLS,
+                    compute, plot, readout, figsize=(7.6, 3.6))

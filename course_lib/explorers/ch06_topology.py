@@ -1,0 +1,206 @@
+"""Chapter 6 explorer: the road map -- draw a topology, colour the hops.
+
+Builds a topology with the ``course_lib.topology`` builders and asks it the
+chapter's questions: hops from one GPU to every other
+(:func:`course_lib.hop_matrix`), average hops, diameter, cables
+(:func:`course_lib.link_count`) and bisection bandwidth
+(:func:`course_lib.bisection_bw_bytes_per_s`).  The drawing uses networkx on
+the explorer's figure.
+
+>>> d = explorer().update(kind="ring", n_gpus=8, source=0)
+>>> list(d["hops_from_source"])
+[0, 1, 2, 3, 4, 3, 2, 1]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import topology
+from ..units import format_bandwidth
+from ..widgets import Explorer
+from ._common import COLOURS, fast_layout
+
+KINDS = [
+    ("ring", "ring"),
+    ("full mesh", "full-mesh"),
+    ("2-D torus", "torus"),
+    ("DGX-1 hybrid cube-mesh (8 GPUs)", "cube-mesh"),
+    ("NVSwitch hub", "nvswitch"),
+    ("two-level cluster (NVSwitch nodes + network)", "two-level"),
+]
+
+CONTROLS = {
+    "kind": {"type": "Dropdown", "options": KINDS, "value": "ring",
+             "description": "topology"},
+    "n_gpus": {"type": "IntSlider", "min": 2, "max": 12, "value": 8,
+               "description": "GPUs"},
+    "source": {"type": "IntSlider", "min": 0, "max": 11, "value": 0,
+               "description": "hops from GPU"},
+    "count": {"type": "ToggleButtons", "options": ["links", "gpu-hops"],
+              "value": "links", "description": "count"},
+}
+
+
+def _torus_shape(n):
+    rows = max((d for d in range(2, int(math.isqrt(n)) + 1) if n % d == 0), default=None)
+    if rows is None:
+        raise ValueError(f"n_gpus: a 2-D torus needs rows x cols GPUs with both >= 2; "
+                         f"{n} does not split (try 4, 6, 8, 9, 10 or 12)")
+    return rows, n // rows
+
+
+def _two_level_shape(n):
+    if n % 4 == 0 and n >= 8:
+        return n // 4, 4
+    if n % 2 == 0:
+        return n // 2, 2
+    raise ValueError(f"n_gpus: a two-level cluster here has 2 or 4 GPUs a node; "
+                     f"{n} is odd (pick an even number)")
+
+
+def build(kind, n_gpus):
+    """The topology for the explorer's settings, and a note on any adjustment."""
+    note = ""
+    if kind == "ring":
+        topo = topology.ring_topology(n_gpus)
+    elif kind == "full-mesh":
+        topo = topology.fully_connected_topology(n_gpus)
+    elif kind == "torus":
+        topo = topology.torus_2d_topology(*_torus_shape(n_gpus))
+    elif kind == "cube-mesh":
+        topo = topology.hybrid_cube_mesh_topology("V100")
+        if n_gpus != 8:
+            note = "the DGX-1 cube-mesh always has 8 GPUs. "
+    elif kind == "nvswitch":
+        topo = topology.nvswitch_topology(n_gpus)
+    elif kind == "two-level":
+        nodes, per_node = _two_level_shape(n_gpus)
+        topo = topology.two_level_topology(nodes, per_node)
+    else:
+        topo = topology.build_topology(kind)
+    return topo, note
+
+
+def compute(kind, n_gpus, source, count):
+    topo, note = build(kind, n_gpus)
+    ranks = topology.gpus(topo)
+    if source > len(ranks) - 1:
+        note += f"GPU {source} does not exist; showing GPU {len(ranks) - 1}. "
+        source = len(ranks) - 1
+    m = topology.hop_matrix(topo, count)
+    exact = 2 if topo.graph.get("nodes", 1) > 1 else 16
+    return {"kind": kind, "topo": topo, "name": topo.graph["name"], "source": source,
+            "count": count, "ranks": ranks, "hops_from_source": m[source],
+            "average_hops": topology.average_hops(topo, count),
+            "diameter": topology.diameter(topo, count),
+            "links": topology.link_count(topo),
+            "physical_links": topology.link_count(topo, physical=True),
+            "bisection_bytes_per_s": topology.bisection_bw_bytes_per_s(topo, exact),
+            "note": note}
+
+
+# --- drawing (presentation only) ---------------------------------------------
+def _circle(items, radius=1.0, start=math.pi / 2):
+    k = len(items)
+    return {v: (radius * math.cos(start - 2 * math.pi * i / k),
+                radius * math.sin(start - 2 * math.pi * i / k))
+            for i, v in enumerate(items)}
+
+
+def layout(topo, kind):
+    """Fixed positions for each kind of road map (no force layout: fast)."""
+    ranks = topology.gpus(topo)
+    if kind == "cube-mesh":
+        outer = {0: (-1, 1), 1: (1, 1), 2: (1, -1), 3: (-1, -1)}
+        pos = dict(outer)
+        pos.update({r + 4: (0.45 * x, 0.45 * y) for r, (x, y) in outer.items()})
+        return pos
+    if kind == "torus":
+        cols = max(v for v in ranks) + 1 - 0
+        rows, cols = _torus_shape(len(ranks))
+        return {r: ((r % cols) - (cols - 1) / 2, (rows - 1) / 2 - r // cols) for r in ranks}
+    if kind == "two-level":
+        nodes = topo.graph["nodes"]
+        per = topo.graph["gpus_per_node"]
+        pos = {"ib-switch": (0.0, 1.0)}
+        width = 2.4 / nodes
+        for k in range(nodes):
+            cx = -1.2 + width * (k + 0.5)
+            xs = np.linspace(cx - width * 0.38, cx + width * 0.38, per)
+            for j in range(per):
+                pos[k * per + j] = (xs[j], -0.15)
+            nics = [v for v in topo.nodes if isinstance(v, str)
+                    and v.startswith(f"node{k}/nic")]
+            nx_ = np.linspace(cx - width * 0.3, cx + width * 0.3, len(nics)) \
+                if len(nics) > 1 else [cx]
+            for j, v in enumerate(sorted(nics)):
+                pos[v] = (nx_[j], 0.45)
+            if f"node{k}/nvswitch" in topo:
+                pos[f"node{k}/nvswitch"] = (cx, -0.85)
+        return pos
+    pos = _circle(ranks)
+    if kind == "nvswitch":
+        pos["nvswitch"] = (0.0, 0.0)
+    return pos
+
+
+def plot(data, fig):
+    import networkx as nx
+    from matplotlib import colormaps
+    from matplotlib.patches import Patch
+
+    fast_layout(fig, left=0.01, right=0.74, bottom=0.02, top=0.9)
+    ax = fig.add_subplot(1, 1, 1)
+    topo = data["topo"]
+    pos = layout(topo, data["kind"])
+    for kind in ("pcie", "network", "nvlink"):
+        edges = [(u, v) for u, v, k in topo.edges(data="kind") if k == kind]
+        if edges:
+            widths = [1.0 + 0.5 * math.log2(topo.edges[e].get("links", 1)) for e in edges]
+            nx.draw_networkx_edges(topo, pos, edgelist=edges, ax=ax, width=widths,
+                                   edge_color=COLOURS[kind], alpha=0.8)
+    others = [v for v in topo.nodes if v not in set(data["ranks"])]
+    if others:
+        shapes = {"nvswitch": "s", "switch": "s", "nic": "D"}
+        for kind, shape in shapes.items():
+            nodes = [v for v in others if topo.nodes[v].get("kind") == kind]
+            if nodes:
+                nx.draw_networkx_nodes(topo, pos, nodelist=nodes, ax=ax, node_shape=shape,
+                                       node_color="#bbbbbb",
+                                       node_size=90 if kind == "nic" else 380)
+    hops = data["hops_from_source"]
+    top = max(1, int(hops.max()))
+    cmap = colormaps["viridis_r"]
+    colours = [cmap(h / top) for h in hops]
+    nx.draw_networkx_nodes(topo, pos, nodelist=data["ranks"], ax=ax, node_color=colours,
+                           node_size=330, edgecolors=["red" if r == data["source"] else
+                                                      "black" for r in data["ranks"]],
+                           linewidths=[3 if r == data["source"] else 0.8
+                                       for r in data["ranks"]])
+    nx.draw_networkx_labels(topo, pos, labels={r: str(r) for r in data["ranks"]}, ax=ax,
+                            font_size=8, font_color="white")
+    handles = [Patch(color=cmap(h / top), label=f"{h} hop{'s' if h != 1 else ''}")
+               for h in sorted(set(int(x) for x in hops))]
+    handles += [Patch(color=COLOURS[k], label=k) for k in ("nvlink", "pcie", "network")
+                if any(kk == k for _, _, kk in topo.edges(data="kind"))]
+    ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5),
+              frameon=False)
+    ax.set_title(f"{data['name']}: {data['count']} from GPU {data['source']}", fontsize=10)
+    ax.set_axis_off()
+    ax.margins(0.08)
+
+
+def readout(data):
+    return (f"{data['note']}<b>{data['name']}</b>: average "
+            f"{data['average_hops']:.2f} hops, diameter {data['diameter']}, "
+            f"{data['links']} cables ({data['physical_links']} physical links), "
+            f"bisection {format_bandwidth(data['bisection_bytes_per_s'])} per direction.")
+
+
+def explorer() -> Explorer:
+    """The topology explorer of chapter 6."""
+    return Explorer("The road map: topologies and their hop counts", CONTROLS, compute,
+                    plot, readout, figsize=(6.6, 4.0))

@@ -1,0 +1,205 @@
+"""Chapter 7 explorers: collectives on real machines, and the ring step by step.
+
+``allreduce`` -- pick a collective, an algorithm, a machine and a message
+size; the curve is the bus bandwidth :func:`course_lib.predict.predict_collective`
+expects at every size, the dots are nccl-tests measurements from
+``data/calibration_measurements.csv`` where the machine matches.
+
+``ring_steps`` -- the ring AllReduce of :func:`course_lib.traffic.ring_allreduce_schedule`
+one step at a time: who sends which chunk, and how many ranks' data each
+copy of each chunk holds.
+
+>>> d = FACTORIES["allreduce"]().update(n_bytes=2**30)
+>>> d["prediction"].algorithm in ("nvls", "ring", "tree")
+True
+>>> int(FACTORIES["ring_steps"]().update(n_ranks=4, step=6)["contributions"].min())
+4
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .. import content, predict, traffic
+from ..analytic import busbw_factor, ring_allreduce_bytes_per_rank
+from ..units import format_bandwidth, format_bytes, format_time
+from ..widgets import Explorer
+from ._common import bytes_formatter, fast_layout, no_minor_ticks
+
+#: Machines offered: label -> (cluster keyword arguments, prefix of the matching
+#: system name in the calibration file or None).
+SYSTEMS = {
+    "8x H100, NVSwitch (one HGX/DGX H100)": ({"gpu": "H100"}, "H100-SXM (HGX 8-GPU)"),
+    "8x A100, NVSwitch (one DGX A100)": ({"gpu": "A100"}, "A100-SXM"),
+    "8x H100 on PCIe Gen5 only": ({"gpu": "H100", "fabric": "pcie"}, None),
+    "16 nodes x 8 H100, 8 NDR NICs a node": (
+        {"gpu": "H100", "nodes": 16, "nic": "NDR"}, None),
+    "16 nodes x 8 H100, 1 NDR NIC a node": (
+        {"gpu": "H100", "nodes": 16, "nic": "NDR", "nics_per_node": 1}, None),
+}
+SIZES_BYTES = 2.0 ** np.arange(10, 35)
+
+CONTROLS = {
+    "collective": {"type": "Dropdown", "value": "allreduce",
+                   "options": ["allreduce", "allgather", "reducescatter",
+                               "broadcast", "alltoall"]},
+    "algorithm": {"type": "Dropdown", "value": "auto",
+                  "options": ["auto", "ring", "tree", "nvls", "hierarchical"]},
+    "system": {"type": "Dropdown", "options": list(SYSTEMS),
+               "value": "8x H100, NVSwitch (one HGX/DGX H100)",
+               "layout": {"width": "420px"}},
+    "n_bytes": {"type": "FloatLogSlider", "base": 2, "min": 10, "max": 34,
+                "step": 1, "value": 2.0 ** 30, "description": "size S (bytes)",
+                "readout_format": ".3g"},
+}
+
+
+@lru_cache(maxsize=64)
+def _curve(collective, algorithm, system):
+    cl = predict.cluster(**SYSTEMS[system][0])
+    preds = [predict.predict_collective(collective, s, cl, algorithm)
+             for s in SIZES_BYTES]
+    return (np.array([p.busbw_bytes_per_s for p in preds]),
+            np.array([p.time_s for p in preds]), tuple(p.algorithm for p in preds))
+
+
+def _measured(collective, system):
+    prefix = SYSTEMS[system][1]
+    if prefix is None or collective != "allreduce":
+        return np.array([]), np.array([])
+    rows = [r for r in content.calibration_rows()
+            if r["collective"] == "AllReduce" and r["system"].startswith(prefix)]
+    rows.sort(key=lambda r: r["bytes"])
+    return (np.array([r["bytes"] for r in rows]),
+            np.array([r["busbw_GBps"] * 1e9 for r in rows]))
+
+
+def compute(collective, algorithm, system, n_bytes):
+    """Predicted busbw over sizes, the chosen point, and measurements if any."""
+    cl = predict.cluster(**SYSTEMS[system][0])
+    p = predict.predict_collective(collective, n_bytes, cl, algorithm)
+    busbw, times, algos = _curve(collective, algorithm, system)
+    m_bytes, m_busbw = _measured(collective, system)
+    return {"collective": collective, "system": system, "cluster": cl,
+            "n_bytes": n_bytes, "prediction": p, "sizes_bytes": SIZES_BYTES,
+            "busbw_bytes_per_s": busbw, "times_s": times, "algorithms": algos,
+            "measured_bytes": m_bytes, "measured_busbw_bytes_per_s": m_busbw,
+            "factor": busbw_factor(collective, cl.n_ranks),
+            "bytes_per_rank_ring": ring_allreduce_bytes_per_rank(n_bytes, cl.n_ranks)}
+
+
+def plot(data, fig):
+    fast_layout(fig, left=0.1, bottom=0.16)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log", base=2)
+    no_minor_ticks(ax)
+    ax.xaxis.set_major_formatter(bytes_formatter())
+    ax.plot(data["sizes_bytes"], data["busbw_bytes_per_s"] / 1e9, lw=2,
+            color="#1b9e77", label="model (predict_collective)")
+    if len(data["measured_bytes"]):
+        ax.plot(data["measured_bytes"], data["measured_busbw_bytes_per_s"] / 1e9, "o",
+                color="#d95f02", ms=5, label="measured (nccl-tests)")
+    p = data["prediction"]
+    ax.plot([data["n_bytes"]], [p.busbw_bytes_per_s / 1e9], "o", ms=10, mfc="none",
+            mec="black", mew=2)
+    ax.set_xlabel("size S per rank")
+    ax.set_ylabel("busbw, GB/s (per direction)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"{data['collective']} on {data['cluster'].describe()}", fontsize=9)
+
+
+def readout(data):
+    p = data["prediction"]
+    return (f"<b>{format_bytes(data['n_bytes'], binary=True)}</b>: "
+            f"<b>{format_time(p.time_s)}</b> with {p.algorithm}/{p.protocol} "
+            f"(launch {format_time(p.launch_s)} + latency {format_time(p.latency_s)} "
+            f"+ transfer {format_time(p.transfer_s)}); algbw "
+            f"{format_bandwidth(p.algbw_bytes_per_s)}, busbw = algbw x "
+            f"{data['factor']:.3g} = <b>{format_bandwidth(p.busbw_bytes_per_s)}</b> "
+            f"per direction, {p.n_ranks} ranks.")
+
+
+def explorer() -> Explorer:
+    """The collective explorer of chapter 7."""
+    return Explorer("Sharing the load: a collective on a real machine", CONTROLS,
+                    compute, plot, readout, figsize=(7.2, 3.6))
+
+
+# ---------------------------------------------------------------------------
+# the ring, step by step
+# ---------------------------------------------------------------------------
+STEP_CONTROLS = {
+    "n_ranks": {"type": "IntSlider", "min": 2, "max": 8, "value": 4,
+                "description": "GPUs on the ring"},
+    "step": {"type": "IntSlider", "min": 0, "max": 14, "value": 0,
+             "description": "after step (0 = start)"},
+}
+
+
+def step_compute(n_ranks, step):
+    """The state of the ring after ``step`` steps (clamped to 2(n-1))."""
+    last = 2 * (n_ranks - 1)
+    k = min(step, last)
+    schedule = traffic.ring_allreduce_schedule(n_ranks)
+    return {"n_ranks": n_ranks, "step": k, "last_step": last,
+            "contributions": traffic.ring_allreduce_contributions(n_ranks, k),
+            "sends": schedule[k - 1] if k else [],
+            "phase": (schedule[k - 1][0]["phase"] if k else "start")}
+
+
+def step_plot(data, fig):
+    fast_layout(fig, left=0.1, right=0.98, bottom=0.14, top=0.88)
+    ax = fig.add_subplot(1, 1, 1)
+    n = data["n_ranks"]
+    c = data["contributions"]
+    ax.imshow(c, cmap="Greens", vmin=0, vmax=n, aspect="auto")
+    sent = {(m["dst"], m["chunk"]) for m in data["sends"]}
+    for r in range(n):
+        for k in range(n):
+            bold = (r, k) in sent
+            ax.text(k, r, f"{c[r, k]}", ha="center", va="center",
+                    fontsize=9, fontweight="bold" if bold else "normal",
+                    color="black" if c[r, k] < n else "white")
+    for r, k in sent:
+        ax.add_patch(_box(k, r))
+    ax.set_xticks(range(n))
+    ax.set_xticklabels([f"chunk {k}" for k in range(n)], fontsize=8)
+    ax.set_yticks(range(n))
+    ax.set_yticklabels([f"GPU {r}" for r in range(n)], fontsize=8)
+    ax.set_title(f"after step {data['step']} of {data['last_step']} "
+                 f"({data['phase']}): ranks summed into each copy", fontsize=9)
+
+
+def _box(x, y):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec="#d95f02", lw=2.5)
+
+
+def step_readout(data):
+    if not data["sends"]:
+        return (f"{data['n_ranks']} GPUs, each buffer cut into {data['n_ranks']} "
+                "chunks. Every copy holds only its own GPU's data (1). Move the step "
+                "slider.")
+    sends = ", ".join(f"GPU {m['src']}&rarr;{m['dst']}: chunk {m['chunk']}"
+                      for m in data["sends"])
+    what = ("the receiver <b>adds</b> the chunk to its copy"
+            if data["phase"] == "reduce-scatter" else
+            "the receiver <b>replaces</b> its copy with the finished chunk")
+    done = (" Every GPU now holds the full sum of every chunk."
+            if data["step"] == data["last_step"] else "")
+    return f"Step {data['step']} ({data['phase']}): {sends}; {what}.{done}"
+
+
+def ring_steps_explorer() -> Explorer:
+    """The ring AllReduce stepper of chapter 7."""
+    return Explorer("The ring, step by step (orange boxes: received this step)",
+                    STEP_CONTROLS, step_compute, step_plot, step_readout,
+                    figsize=(6.4, 3.4))
+
+
+FACTORIES = {"allreduce": explorer, "ring_steps": ring_steps_explorer}

@@ -1,0 +1,180 @@
+"""Chapter 8 explorers: staggered rush hours and traffic lights.
+
+``overlap`` -- the backward pass produces gradients bucket by bucket; each
+bucket's AllReduce (time from :func:`course_lib.predict.predict_collective`)
+starts when the bucket is ready (:func:`course_lib.traffic.bucket_overlap_schedule`).
+Compare the step with the sum ``T_comp + T_comm`` and the ideal
+``max(T_comp, T_comm)`` (:func:`course_lib.iteration_time_s`).
+
+``stragglers`` -- GPUs with noisy phase times meet at barriers
+(:func:`course_lib.traffic.barrier_step_time_s`): a barrier after every
+phase against one at the end of the step.
+
+>>> d = FACTORIES["overlap"]().update(n_buckets=1, overlap=False)
+>>> abs(d["iteration_s"] - d["sum_s"]) < 1e-12
+True
+>>> s = FACTORIES["stragglers"]().update(n_phases=1)
+>>> abs(s["every_s"] - s["once_s"]) < 1e-12
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import predict, traffic
+from ..analytic import gradient_bytes, iteration_time_s
+from ..units import format_bytes, format_time
+from ..widgets import Explorer
+from ._common import COLOURS, fast_layout, time_formatter
+
+LINKS = {
+    "8x H100, NVSwitch": {"gpu": "H100"},
+    "8x H100, PCIe Gen5 only": {"gpu": "H100", "fabric": "pcie"},
+    "8x A100, NVSwitch": {"gpu": "A100"},
+    "4 nodes x 8 H100, 1 NDR NIC a node": {"gpu": "H100", "nodes": 4, "nic": "NDR",
+                                           "nics_per_node": 1},
+}
+
+CONTROLS = {
+    "n_params": {"type": "FloatLogSlider", "min": 8, "max": 11, "step": 0.05,
+                 "value": 7e9, "description": "parameters", "readout_format": ".3g"},
+    "bytes_per_element": {"type": "ToggleButtons", "value": 2,
+                          "options": [("BF16/FP16 (2 B)", 2), ("FP32 (4 B)", 4)],
+                          "description": "gradients"},
+    "system": {"type": "Dropdown", "options": list(LINKS), "value": "8x H100, NVSwitch"},
+    "t_backward_s": {"type": "FloatLogSlider", "min": -2, "max": 1, "step": 0.05,
+                     "value": 0.5, "description": "backward pass (s)",
+                     "readout_format": ".3g"},
+    "n_buckets": {"type": "IntSlider", "min": 1, "max": 64, "value": 8,
+                  "description": "gradient buckets"},
+    "overlap": {"type": "Checkbox", "value": True,
+                "description": "start each bucket's AllReduce when it is ready"},
+}
+
+
+def compute(n_params, bytes_per_element, system, t_backward_s, n_buckets, overlap):
+    """The step's timeline with bucketed (and optionally overlapped) AllReduces."""
+    grad = gradient_bytes(n_params, bytes_per_element)
+    cl = predict.cluster(**LINKS[system])
+    t_comm_one = predict.predict_collective("allreduce", grad, cl).time_s
+    t_bucket = predict.predict_collective("allreduce", grad / n_buckets, cl).time_s
+    sched = traffic.bucket_overlap_schedule(t_backward_s, n_buckets * t_bucket,
+                                            n_buckets, overlap=overlap)
+    return {"grad_bytes": grad, "system": system, "t_backward_s": t_backward_s,
+            "t_comm_s": t_comm_one, "t_comm_bucketed_s": n_buckets * t_bucket,
+            "schedule": sched, "iteration_s": sched["iteration_s"],
+            "sum_s": iteration_time_s(t_backward_s, t_comm_one, overlap=False),
+            "max_s": iteration_time_s(t_backward_s, t_comm_one, overlap=True),
+            "exposed_s": sched["exposed_comm_s"]}
+
+
+def plot(data, fig):
+    fast_layout(fig, left=0.15, bottom=0.17, top=0.88)
+    ax = fig.add_subplot(1, 1, 1)
+    s = data["schedule"]
+    ax.broken_barh([(a, b - a) for a, b in s["compute"]], (1.1, 0.8),
+                   facecolors="#7570b3", edgecolor="white")
+    ax.broken_barh([(a, b - a) for a, b in s["comm"]], (0.1, 0.8),
+                   facecolors=COLOURS["nvlink"], edgecolor="white")
+    for x, style, name in ((data["sum_s"], "--", "sum"), (data["max_s"], ":", "max")):
+        ax.axvline(x, color="black", ls=style, lw=1)
+        ax.text(x, 2.05, f" {name}", fontsize=8, va="bottom")
+    ax.axvline(data["iteration_s"], color="#d95f02", lw=2)
+    ax.set_yticks([0.5, 1.5])
+    ax.set_yticklabels(["AllReduce", "backward"])
+    ax.set_ylim(0, 2.4)
+    ax.set_xlim(0, max(data["sum_s"], data["iteration_s"]) * 1.05)
+    ax.xaxis.set_major_formatter(time_formatter())
+    ax.set_xlabel("time in the step")
+    ax.set_title(f"{format_bytes(data['grad_bytes'])} of gradients on "
+                 f"{data['system']}: step = {format_time(data['iteration_s'])}",
+                 fontsize=9)
+
+
+def readout(data):
+    return (f"AllReduce of everything at once: {format_time(data['t_comm_s'])}; in "
+            f"{data['schedule']['n_buckets']} buckets: "
+            f"{format_time(data['t_comm_bucketed_s'])} (each bucket pays the start-up)."
+            f" Step <b>{format_time(data['iteration_s'])}</b>, between max "
+            f"{format_time(data['max_s'])} and sum {format_time(data['sum_s'])}; "
+            f"communication left exposed: <b>{format_time(data['exposed_s'])}</b>.")
+
+
+def explorer() -> Explorer:
+    """The bucketed-overlap explorer of chapter 8."""
+    return Explorer("Staggered rush hours: overlap gradient buckets with backward",
+                    CONTROLS, compute, plot, readout, figsize=(7.2, 3.2))
+
+
+# ---------------------------------------------------------------------------
+# stragglers and barriers
+# ---------------------------------------------------------------------------
+STRAGGLER_CONTROLS = {
+    "n_gpus": {"type": "IntSlider", "min": 2, "max": 32, "value": 8,
+               "description": "GPUs"},
+    "n_phases": {"type": "IntSlider", "min": 1, "max": 48, "value": 24,
+                 "description": "barriers per step"},
+    "jitter": {"type": "FloatSlider", "min": 0.0, "max": 0.5, "step": 0.01,
+               "value": 0.1, "description": "random noise per phase"},
+    "slow_gpus": {"type": "IntSlider", "min": 0, "max": 4, "value": 0,
+                  "description": "slow GPUs"},
+    "slowdown": {"type": "FloatSlider", "min": 0.0, "max": 1.0, "step": 0.05,
+                 "value": 0.2, "description": "how much slower"},
+    "step_s": {"type": "FloatLogSlider", "min": -3, "max": 0, "step": 0.1,
+               "value": 0.24, "description": "work per step (s)",
+               "readout_format": ".3g"},
+}
+
+
+def straggler_compute(n_gpus, n_phases, jitter, slow_gpus, slowdown, step_s):
+    """Busy and waiting time of each GPU, with and without per-phase barriers."""
+    t = traffic.straggler_phase_times_s(n_gpus, n_phases, step_s / n_phases,
+                                        jitter=jitter, slow_gpus=min(slow_gpus, n_gpus),
+                                        slowdown=slowdown, seed=0)
+    every = traffic.barrier_step_time_s(t, every_phase=True)
+    once = traffic.barrier_step_time_s(t, every_phase=False)
+    busy = t.sum(axis=1)
+    return {"times_s": t, "busy_s": busy, "every_s": every, "once_s": once,
+            "wait_every_s": every - busy, "wait_once_s": once - busy,
+            "mean_busy_s": float(busy.mean()), "n_phases": n_phases}
+
+
+def straggler_plot(data, fig):
+    fast_layout(fig, left=0.1, bottom=0.16, top=0.88)
+    ax = fig.add_subplot(1, 1, 1)
+    n = len(data["busy_s"])
+    y = np.arange(n)
+    ax.barh(y, data["busy_s"], color="#7570b3", label="working")
+    ax.barh(y, data["wait_every_s"], left=data["busy_s"], color="#e6ab02",
+            label="waiting at barriers")
+    ax.axvline(data["once_s"], color="black", ls="--", lw=1.2)
+    ax.text(data["once_s"], n - 0.4, " one barrier", fontsize=8, va="bottom",
+            ha="right")
+    ax.set_yticks([])
+    ax.set_ylabel("GPUs")
+    ax.set_xlim(0, data["every_s"] * 1.08)
+    ax.xaxis.set_major_formatter(time_formatter())
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(f"{data['n_phases']} barriers a step: {format_time(data['every_s'])};"
+                 f" one barrier: {format_time(data['once_s'])}", fontsize=9)
+
+
+def straggler_readout(data):
+    extra = data["every_s"] / data["once_s"] - 1
+    return (f"The slowest GPU sets the pace. Average work "
+            f"{format_time(data['mean_busy_s'])}; with a barrier after each of "
+            f"{data['n_phases']} phases the step takes "
+            f"<b>{format_time(data['every_s'])}</b>, with one barrier "
+            f"<b>{format_time(data['once_s'])}</b>: the extra lights cost "
+            f"<b>{extra:.1%}</b>.")
+
+
+def stragglers_explorer() -> Explorer:
+    """The barrier and straggler explorer of chapter 8."""
+    return Explorer("Traffic lights: barriers wait for the slowest GPU",
+                    STRAGGLER_CONTROLS, straggler_compute, straggler_plot,
+                    straggler_readout, figsize=(7.2, 3.2))
+
+
+FACTORIES = {"overlap": explorer, "stragglers": stragglers_explorer}

@@ -1,0 +1,249 @@
+"""Chapter 9 explorers: how big can the city grow?
+
+``scaling`` -- data-parallel training on 1 to 1,024 GPUs (8 a node): the
+seeds' rule ``N / (1 + (N-1) T_comm/T_comp)`` (:func:`course_lib.comm_speedup`)
+against a model whose AllReduce time comes from
+:func:`course_lib.predict.predict_collective` at every N, with overlap
+(:func:`course_lib.iteration_time_s`).  Each GPU keeps its own batch (weak
+scaling), so speed-up means throughput over one GPU's.
+
+``amdahl`` -- Amdahl's law :func:`course_lib.amdahl_speedup` and its limit.
+
+``growth`` -- NVLink's per-direction bandwidth per generation from the
+catalog against compound growth ``B0 (1+g)^t``
+(:func:`course_lib.bandwidth_growth_bytes_per_s`).
+
+>>> d = FACTORIES["scaling"]().update(t_compute_s=1.0)
+>>> d["model_speedup"][0], d["n_gpus"][-1]
+(1.0, 1024)
+>>> round(FACTORIES["amdahl"]().update(parallel_fraction=0.99, n_gpus=1000)["speedup"], 1)
+91.0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import predict
+from ..analytic import (amdahl_limit, amdahl_speedup, bandwidth_growth_bytes_per_s,
+                        comm_speedup, gradient_bytes, iteration_time_s,
+                        ring_allreduce_bytes_per_rank)
+from ..hardware import NVLINK_GENERATIONS, nic_names
+from ..units import format_bandwidth, format_bytes, format_time
+from ..widgets import Explorer
+from ._common import fast_layout, no_minor_ticks
+
+N_GPUS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+GPUS_PER_NODE = 8
+
+CONTROLS = {
+    "t_compute_s": {"type": "FloatLogSlider", "min": -2, "max": 1, "step": 0.05,
+                    "value": 0.8, "description": "compute per step (s)",
+                    "readout_format": ".3g"},
+    "n_params": {"type": "FloatLogSlider", "min": 8, "max": 11, "step": 0.05,
+                 "value": 7e9, "description": "parameters (BF16 gradients)",
+                 "readout_format": ".3g"},
+    "nic": {"type": "Dropdown", "options": nic_names(), "value": "NDR",
+            "description": "NIC between nodes"},
+    "nics_per_node": {"type": "IntSlider", "min": 1, "max": 8, "value": 8,
+                      "description": "NICs a node"},
+    "overlap": {"type": "FloatSlider", "min": 0.0, "max": 1.0, "step": 0.05,
+                "value": 0.0, "description": "overlap fraction"},
+    "view": {"type": "ToggleButtons", "options": ["speed-up", "efficiency"],
+             "value": "speed-up"},
+}
+
+
+def _cluster(n, nic, nics_per_node):
+    if n <= GPUS_PER_NODE:
+        return predict.cluster("H100", gpus_per_node=n)
+    return predict.cluster("H100", gpus_per_node=GPUS_PER_NODE,
+                           nodes=n // GPUS_PER_NODE, nic=nic,
+                           nics_per_node=nics_per_node)
+
+
+def compute(t_compute_s, n_params, nic, nics_per_node, overlap, view):
+    """Speed-up of the seeds' rule and of the predicted model, N = 1 .. 1024."""
+    grad = gradient_bytes(n_params, 2)
+    t_comm = [0.0] + [predict.predict_collective("allreduce", grad,
+                                                 _cluster(n, nic, nics_per_node)).time_s
+                      for n in N_GPUS[1:]]
+    steps = [iteration_time_s(t_compute_s, t, overlap=overlap) for t in t_comm]
+    model = np.array([n * t_compute_s / s for n, s in zip(N_GPUS, steps)])
+    t_pair = t_comm[1]  # the AllReduce between 2 GPUs: the seeds' T_comm
+    seeds = np.array([comm_speedup(n, t_pair, t_compute_s) for n in N_GPUS])
+    n = np.array(N_GPUS)
+    return {"n_gpus": N_GPUS, "model_speedup": model, "seeds_speedup": seeds,
+            "t_comm_s": np.array(t_comm), "t_pair_s": t_pair, "view": view,
+            "grad_bytes": grad, "efficiency_model": model / n,
+            "efficiency_seeds": seeds / n,
+            "seeds_m_total_bytes": grad * N_GPUS[-1],
+            "sent_per_gpu_bytes": ring_allreduce_bytes_per_rank(grad, N_GPUS[-1]),
+            "nic": nic, "nics_per_node": nics_per_node}
+
+
+def plot(data, fig):
+    fast_layout(fig, left=0.11, bottom=0.15, top=0.9)
+    ax = fig.add_subplot(1, 1, 1)
+    n = np.array(data["n_gpus"])
+    ax.set_xscale("log", base=2)
+    if data["view"] == "speed-up":
+        from matplotlib.ticker import FuncFormatter
+
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.plot(n, n, color="grey", ls=":", label="ideal N")
+        ax.plot(n, data["seeds_speedup"], color="#d95f02", lw=2,
+                label="seeds' rule N/(1+(N-1)r)")
+        ax.plot(n, data["model_speedup"], color="#1b9e77", lw=2.5,
+                label="predicted AllReduce + overlap")
+        ax.set_ylabel("speed-up (throughput vs 1 GPU)")
+    else:
+        ax.plot(n, data["efficiency_seeds"], color="#d95f02", lw=2, label="seeds' rule")
+        ax.plot(n, data["efficiency_model"], color="#1b9e77", lw=2.5,
+                label="predicted AllReduce + overlap")
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("scaling efficiency")
+    no_minor_ticks(ax)
+    ax.axvline(GPUS_PER_NODE, color="black", lw=1, ls="--")
+    ax.text(GPUS_PER_NODE, ax.get_ylim()[0], " NVLink domain ends", fontsize=8,
+            va="bottom")
+    ax.set_xticks(n)
+    ax.set_xticklabels([str(v) for v in n], fontsize=7)
+    ax.set_xlabel("GPUs (8 a node)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"{format_bytes(data['grad_bytes'])} of gradients; "
+                 f"{data['nics_per_node']}x {data['nic']} a node", fontsize=9)
+
+
+def readout(data):
+    t = data["t_comm_s"]
+    return (f"AllReduce: {format_time(t[1])} on 2 GPUs, {format_time(t[3])} on 8, "
+            f"{format_time(t[-1])} on 1,024 -- nearly flat inside the node, a step "
+            f"at the node boundary. The seeds' rule charges (N-1) x "
+            f"{format_time(data['t_pair_s'])}: at 1,024 GPUs speed-up "
+            f"<b>{data['seeds_speedup'][-1]:.0f}</b> vs the model's "
+            f"<b>{data['model_speedup'][-1]:.0f}</b>. Seeds' M_total = params x bytes x "
+            f"N = {format_bytes(data['seeds_m_total_bytes'])} counts every replica; "
+            f"each GPU actually sends {format_bytes(data['sent_per_gpu_bytes'])}.")
+
+
+def explorer() -> Explorer:
+    """The scaling explorer of chapter 9."""
+    return Explorer("How big can the city grow? Speed-up from 1 to 1,024 GPUs",
+                    CONTROLS, compute, plot, readout, figsize=(7.2, 3.6))
+
+
+# ---------------------------------------------------------------------------
+AMDAHL_CONTROLS = {
+    "parallel_fraction": {"type": "FloatSlider", "min": 0.5, "max": 0.999,
+                          "step": 0.001, "value": 0.99, "readout_format": ".3f",
+                          "description": "parallel fraction p"},
+    "n_gpus": {"type": "IntSlider", "min": 1, "max": 4096, "value": 1000,
+               "description": "GPUs N"},
+}
+_AMDAHL_N = np.unique(np.round(np.logspace(0, np.log10(4096), 40)).astype(int))
+
+
+def amdahl_compute(parallel_fraction, n_gpus):
+    """Amdahl's speed-up at N and over a range of N, and the limit."""
+    return {"p": parallel_fraction, "n": n_gpus,
+            "speedup": amdahl_speedup(parallel_fraction, n_gpus),
+            "limit": amdahl_limit(parallel_fraction),
+            "curve_n": _AMDAHL_N,
+            "curve": np.array([amdahl_speedup(parallel_fraction, int(k))
+                               for k in _AMDAHL_N])}
+
+
+def amdahl_plot(data, fig):
+    fast_layout(fig, left=0.11, bottom=0.15)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    no_minor_ticks(ax)
+    ax.plot(data["curve_n"], data["curve_n"], color="grey", ls=":", label="ideal N")
+    ax.plot(data["curve_n"], data["curve"], color="#1b9e77", lw=2.5, label="Amdahl")
+    ax.axhline(data["limit"], color="#d95f02", ls="--", label="limit 1/(1-p)")
+    ax.plot([data["n"]], [data["speedup"]], "ko", ms=7)
+    ax.set_xlabel("GPUs N")
+    ax.set_ylabel("speed-up")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+
+
+def amdahl_readout(data):
+    return (f"p = {data['p']:.3f}, N = {data['n']}: speed-up "
+            f"<b>{data['speedup']:.1f}</b>; no number of GPUs beats "
+            f"<b>{data['limit']:.0f}</b>. (A seed says 1 % serial work on 1,000 GPUs "
+            "gives about 99; Amdahl gives 91 -- 100 is the limit, not the value.)")
+
+
+def amdahl_explorer() -> Explorer:
+    """Amdahl's law explorer of chapter 9."""
+    return Explorer("Amdahl's law: the serial part sets the ceiling",
+                    AMDAHL_CONTROLS, amdahl_compute, amdahl_plot, amdahl_readout,
+                    figsize=(6.8, 3.4))
+
+
+# ---------------------------------------------------------------------------
+GROWTH_CONTROLS = {
+    "base_generation": {"type": "Dropdown", "value": 1,
+                        "options": [(f"NVLink {g} ({r.gpu})", g)
+                                    for g, r in NVLINK_GENERATIONS.items()]},
+    "growth_per_generation": {"type": "FloatSlider", "min": 0.0, "max": 1.5,
+                              "step": 0.05, "value": 1.0,
+                              "description": "growth g per generation"},
+}
+
+
+def growth_compute(base_generation, growth_per_generation):
+    """Catalog bandwidth per generation against B0 (1+g)^t from a base."""
+    gens = sorted(NVLINK_GENERATIONS)
+    actual = np.array([NVLINK_GENERATIONS[g].total_per_dir_bytes_per_s for g in gens])
+    b0 = NVLINK_GENERATIONS[base_generation].total_per_dir_bytes_per_s
+    model = np.array([bandwidth_growth_bytes_per_s(b0, growth_per_generation,
+                                                   max(0, g - base_generation))
+                      for g in gens])
+    span = gens[-1] - gens[0]
+    fitted = (actual[-1] / actual[0]) ** (1 / span) - 1
+    return {"generations": gens, "actual": actual, "model": model, "b0": b0,
+            "base": base_generation, "g": growth_per_generation,
+            "fitted_g": fitted}
+
+
+def growth_plot(data, fig):
+    fast_layout(fig, left=0.13, bottom=0.15)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_yscale("log")
+    no_minor_ticks(ax)
+    g = data["generations"]
+    ax.plot(g, data["actual"] / 1e9, "o-", color="#1b9e77", lw=2,
+            label="catalog, per direction per GPU")
+    sel = [i for i, k in enumerate(g) if k >= data["base"]]
+    ax.plot([g[i] for i in sel], [data["model"][i] / 1e9 for i in sel], "s--",
+            color="#d95f02", label="B0 (1+g)^t")
+    ax.set_xticks(g)
+    ax.set_xlabel("NVLink generation")
+    ax.set_ylabel("GB/s per direction")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+
+
+def growth_readout(data):
+    last = data["generations"][-1]
+    return (f"From {format_bandwidth(data['b0'])} (NVLink {data['base']}) at g = "
+            f"{data['g']:.2f} per generation the formula gives "
+            f"{format_bandwidth(data['model'][-1])} by NVLink {last}; the catalog "
+            f"says {format_bandwidth(data['actual'][-1])} per direction. Fitted over "
+            f"all five generations: g = <b>{data['fitted_g']:.0%}</b> per generation.")
+
+
+def growth_explorer() -> Explorer:
+    """The bandwidth-growth explorer of chapter 9."""
+    return Explorer("Bandwidth growth: B(t) = B0 (1+g)^t", GROWTH_CONTROLS,
+                    growth_compute, growth_plot, growth_readout, figsize=(6.8, 3.4))
+
+
+FACTORIES = {"scaling": explorer, "amdahl": amdahl_explorer,
+             "growth": growth_explorer}

@@ -1,0 +1,72 @@
+"""Chapter 10 explorer: the scenario calculator.
+
+Pick one of the seeds' six scenarios (:mod:`course_lib.scenarios`), scale
+its workload with ``load`` (what it scales is in
+:data:`course_lib.scenarios.LOAD_MEANING`) and set how efficiently the GPUs
+compute; the bars show compute and communication of the baseline and the
+improved set-up, the readout compares the model's gain with the seed's claim.
+
+>>> d = explorer().update(scenario="tp_token_latency", load=1.0)
+>>> d["result"]["claimed_gain"]
+2.5
+"""
+
+from __future__ import annotations
+
+from .. import scenarios
+from ..units import format_time
+from ..widgets import Explorer
+from ._common import fast_layout, time_formatter
+
+_TITLES = {k: scenarios.scenario(k)["title"] for k in scenarios.scenario_names()}
+
+CONTROLS = {
+    "scenario": {"type": "Dropdown", "value": "tp_inference_70b",
+                 "options": [(t, k) for k, t in _TITLES.items()],
+                 "layout": {"width": "420px"}},
+    "load": {"type": "FloatLogSlider", "min": -2, "max": 2, "step": 0.1,
+             "value": 1.0, "description": "workload x", "readout_format": ".3g"},
+    "efficiency": {"type": "FloatSlider", "min": 0.1, "max": 0.9, "step": 0.05,
+                   "value": 0.5, "description": "fraction of peak FLOP/s"},
+}
+
+
+def compute(scenario, load, efficiency):
+    """Run the chosen scenario's models."""
+    r = scenarios.scenario(scenario, load=load, efficiency=efficiency)
+    return {"result": r, "load_meaning": scenarios.LOAD_MEANING[scenario]}
+
+
+def plot(data, fig):
+    r = data["result"]
+    fast_layout(fig, left=0.3, bottom=0.17, top=0.86)
+    ax = fig.add_subplot(1, 1, 1)
+    sides = [r["baseline"], r["improved"]]
+    y = [1, 0]
+    comp = [s["compute_s"] for s in sides]
+    comm = [s["comm_s"] for s in sides]
+    ax.barh(y, comp, color="#7570b3", label="compute")
+    ax.barh(y, comm, left=comp, color="#1b9e77", label="communication")
+    ax.set_yticks(y)
+    ax.set_yticklabels([s["label"][:32] for s in sides], fontsize=8)
+    ax.xaxis.set_major_formatter(time_formatter())
+    ax.set_xlabel("time per step / request (compute, then communication)")
+    ax.legend(fontsize=8, loc="lower right")
+    claim = (f"seed claims x{r['claimed_gain']:.2g}" if r["claimed_gain"]
+             else "seed gives no ratio")
+    ax.set_title(f"{r['title']}: model x{r['model_gain']:.2f}, {claim}", fontsize=9)
+
+
+def readout(data):
+    r = data["result"]
+    rows = "; ".join(f"{k}: {v}" for k, v in r["rows"][:4])
+    return (f"<b>{r['verdict']}</b> ({r['gain_name']}). Workload x scales the "
+            f"{data['load_meaning']}. {rows}. Depends on: {r['depends_on'][0]}. "
+            f"Step times: {format_time(r['baseline']['total_s'])} vs "
+            f"{format_time(r['improved']['total_s'])}.")
+
+
+def explorer() -> Explorer:
+    """The scenario calculator of chapter 10."""
+    return Explorer("The city at work: scenario calculator", CONTROLS, compute, plot,
+                    readout, figsize=(7.2, 3.0))

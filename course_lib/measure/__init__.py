@@ -1,0 +1,143 @@
+"""The measurement labs: time real data movement on the learner's own machine.
+
+Import it as ``course_lib.measure`` (or ``from course_lib import measure``).
+Importing needs no MPI, no CuPy and no display; those are imported inside the
+functions that use them.  Every lab returns a :class:`LabResult`.
+
+Quick start (a notebook cell)::
+
+    from course_lib import measure
+    res = measure.run_lab("pageable", quick=True)   # seconds
+    res.plot()                                       # matplotlib Axes
+    res.summary["fresh_over_resident"]               # headline numbers, SI units
+    res.save()                                       # notebooks/lab_results/pageable.{csv,json}
+
+The labs
+--------
+=================  ======================================  =========  ===========
+name               what it measures                        chapter    needs
+=================  ======================================  =========  ===========
+``pageable``       copy into fresh (page-faulting),        4          --
+                   resident and mlock'ed buffers; the
+                   cost of pinning
+``batching``       N copies of d bytes vs one of N*d:      4          --
+                   per-call overhead
+``kernel-bypass``  ping-pong over loopback TCP vs          5          --
+                   shared memory: latency, bandwidth
+``allreduce``      ``comm.Allreduce`` over 2-8 MPI ranks,  7          mpi4py +
+                   nccl-tests columns, ring model fit                 mpiexec
+``gpu-copies``     pinned/pageable H2D/D2H, D2D, small-    3, 4, 7    CuPy + GPU
+                   copy latency, P2P, NCCL AllReduce
+=================  ======================================  =========  ===========
+
+Public API
+----------
+``run_lab(name, quick=False, progress=True, save=False, **kwargs) -> LabResult``
+    Run a lab by name (``"kernel_bypass"`` and ``"kernel-bypass"`` both work);
+    ``save=True`` (or a folder) also writes ``<name>.csv`` and ``<name>.json``;
+    ``kwargs`` go to the lab's function.
+``pageable_lab(sizes_bytes=None, *, quick=False, variants=..., repeats=None, warmup=1, budget_s=None, progress=True)``
+    Variants ``fresh``, ``resident``, ``locked``, ``pin-fresh``.
+``batching_lab(total_bytes=None, piece_sizes_bytes=None, *, quick=False, ...)``
+    Variants ``many-small``, ``one-big``; ``per_call_s``, ``per_call_overhead_s``.
+``kernel_bypass_lab(sizes_bytes=None, *, quick=False, variants=..., number=None, timeout_s=10.0, ...)``
+    Variants ``tcp-loopback``, ``shared-memory``; ``median_s`` is the round
+    trip, ``one_way_s`` half of it.
+``allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick=False, repeats=None, timeout_s=None, progress=True, hosts=None, ppn=None, mpiexec=None, extra_args=(), budget_s=None)``
+    Variant ``mpi-<n>ranks``; ``algbw_bytes_per_s``, ``busbw_bytes_per_s``,
+    ``model_time_s``, ``model_busbw_bytes_per_s``.
+    ``allreduce_from_json(path)`` reads a cluster run of the worker
+    (``mpiexec -n 16 -ppn 8 -hosts a,b python -m course_lib.measure.mpi_worker
+    --sizes 1K:1G --out ar.json``); ``mpiexec_command(...)`` builds that line.
+``gpu_copies_lab(sizes_bytes=None, *, quick=False, device=0, variants=..., repeats=None, warmup=2, budget_s=None, multi_gpu=True, progress=True)``
+    ``gpu_available() -> (ok, reason, n_devices)``.
+``fit_alpha_beta(n_bytes, times_s, *, weighting="relative", robust=True) -> AlphaBetaFit``
+    Robust fit of ``T = alpha + D / B``; unpacks as ``(alpha_s, bw_bytes_per_s)``
+    and carries ``.r_squared``, ``.residuals_s``, ``.predict_s(n_bytes)``.
+``time_call(fn, *, setup=None, teardown=None, warmup=1, repeats=7, number=1, budget_s=None) -> Timing``
+    The harness: median, quartiles, min, max, every sample, ``budget_exhausted``.
+``records_to_csv(records, path=None) -> str``, ``records_to_array(records, fields=None) -> numpy structured array``, ``plot_records(records, x="n_bytes", y="bw_bytes_per_s", by="variant", ax=None, ...) -> Axes``
+``load_lab_result(name, directory=None) -> LabResult``, ``default_results_dir() -> Path``
+
+``LabResult`` fields: ``name``, ``records`` (list of dicts), ``fits``
+(variant -> AlphaBetaFit), ``summary`` (dict of headline numbers, SI units,
+the unit ends the key), ``metadata``, ``notes``, ``skipped`` (reason or None);
+methods ``plot(y=None, ax=None)``, ``table()``, ``to_csv(path=None)``,
+``to_array()``, ``to_dict()``, ``select(variant)``, ``save(directory=None)``.
+
+Every record has ``lab``, ``variant``, ``n_bytes``, ``median_s``,
+``spread_s`` (the interquartile range ``q3_s - q1_s``), ``q1_s``, ``q3_s``,
+``min_s``, ``max_s``, ``repeats``, ``budget_exhausted``, ``bw_bytes_per_s``
+(one way) and the raw ``samples_s``.  Report the median *and* the spread:
+these are shared, noisy machines.
+
+Command line: ``python -m course_lib lab NAME [--quick] [--json] [--csv PATH]
+[--save [DIR]] [--no-progress] [--ranks N,N] [--timeout S]``
+(:mod:`course_lib.measure.cli`).
+
+Taught in chapters 4, 5 and 7; the graded pinned-vs-pageable assignment uses
+:func:`fit_alpha_beta` on the learner's own ``pageable`` numbers.
+"""
+
+from __future__ import annotations
+
+from ..units import check_choice
+from .harness import (AlphaBetaFit, LabResult, SPREAD_DEFINITION, Timing,
+                      default_results_dir, fit_alpha_beta, load_lab_result,
+                      machine_info, plot_records, records_to_array,
+                      records_to_csv, time_call)
+from .memory import pageable_lab
+from .batching import batching_lab
+from .pingpong import kernel_bypass_lab
+from .mpi_allreduce import (allreduce_from_json, allreduce_lab, mpi_available,
+                            mpiexec_command)
+from .gpu import gpu_available, gpu_copies_lab
+
+__all__ = [
+    "LAB_NAMES", "run_lab",
+    "pageable_lab", "batching_lab", "kernel_bypass_lab", "allreduce_lab",
+    "allreduce_from_json", "mpiexec_command", "mpi_available",
+    "gpu_copies_lab", "gpu_available",
+    "fit_alpha_beta", "AlphaBetaFit", "time_call", "Timing", "LabResult",
+    "records_to_csv", "records_to_array", "plot_records", "load_lab_result",
+    "default_results_dir", "machine_info", "SPREAD_DEFINITION",
+]
+
+#: The labs, by the names the command line and :func:`run_lab` accept.
+LAB_NAMES = ("pageable", "batching", "kernel-bypass", "allreduce", "gpu-copies")
+
+_LABS = {"pageable": pageable_lab, "batching": batching_lab,
+         "kernel-bypass": kernel_bypass_lab, "allreduce": allreduce_lab,
+         "gpu-copies": gpu_copies_lab}
+
+
+def run_lab(name: str, quick: bool = False, progress: bool = True,
+            save=False, **kwargs) -> LabResult:
+    """Run the lab called ``name`` and return its :class:`LabResult`.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`LAB_NAMES` (``_`` and ``-`` are interchangeable).
+    quick : bool
+        Small sizes and few repeats: seconds.
+    progress : bool
+        Show a progress bar (``tqdm.auto``: a widget in Jupyter).
+    save : bool or path
+        ``True``: save to :func:`default_results_dir`; a path: save there.
+    **kwargs
+        Passed to the lab's function (e.g. ``n_ranks=8`` for ``allreduce``).
+
+    Examples
+    --------
+    >>> res = run_lab("batching", quick=True, progress=False)
+    >>> res.name, sorted(res.variants())
+    ('batching', ['many-small', 'one-big'])
+    """
+    lab = check_choice(name, "name", LAB_NAMES)
+    if not isinstance(quick, bool):
+        raise TypeError(f"quick must be True or False, got {quick!r}")
+    result = _LABS[lab](quick=quick, progress=progress, **kwargs)
+    if save is not False and save is not None and not result.skipped:
+        result.save(None if save is True else save)
+    return result

@@ -1,0 +1,187 @@
+"""Plots of the models and the simulator: timelines, link load, predicted vs measured.
+
+Every function takes plain results (a :class:`~course_lib.sim.core.Trace`, a
+:class:`~course_lib.sim.SimResult`, a :class:`~course_lib.predict.Cluster`),
+draws on ``ax`` (a new figure when ``None``) and returns the matplotlib Axes.
+matplotlib is imported inside the functions, so ``import course_lib`` needs
+no display.
+
+Chapters 7 and 8.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .analytic import collective_time_s
+from .units import check_choice, check_int
+
+__all__ = ["plot_timeline", "plot_link_utilisation", "plot_sim_vs_bound",
+           "plot_busbw_vs_measured"]
+
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(8, 4))
+    return ax
+
+
+def _trace_of(obj):
+    from .sim.core import Trace
+
+    tr = getattr(obj, "trace", obj)
+    if not isinstance(tr, Trace):
+        raise TypeError(f"trace must be a Trace or a SimResult/WorkloadResult, got "
+                        f"{type(obj).__name__}")
+    return tr
+
+
+def plot_timeline(trace, ax=None, by: str = "gpu", max_ops: int = 20000):
+    """Gantt chart: one row per GPU (its sends and computes) or per directed link.
+
+    Parameters
+    ----------
+    trace : Trace or SimResult
+        From :func:`course_lib.simulate_collective` or a workload.
+    by : {"gpu", "link"}
+        Rows are sending nodes, or the links each send occupies.
+    max_ops : int
+        Draw at most this many ops (the earliest), to keep big traces fast.
+
+    Sends are blue, computes orange, other jobs get other colours.
+    """
+    from .sim.core import SEND
+
+    tr = _trace_of(trace)
+    by = check_choice(by, "by", ("gpu", "link"))
+    max_ops = check_int(max_ops, "max_ops", minimum=1)
+    ax = _axes(ax)
+    rows = tr.rows
+    order = np.argsort(rows["start_s"], kind="stable")[:max_ops]
+    colours = ["tab:blue", "tab:green", "tab:purple", "tab:red", "tab:brown"]
+    bars: dict = {}
+    for i in order:
+        r = rows[i]
+        colour = "tab:orange" if r["kind"] != SEND else colours[r["job"] % len(colours)]
+        span = (r["start_s"] * 1e6, (r["end_s"] - r["start_s"]) * 1e6)
+        if by == "gpu" or r["kind"] != SEND:
+            if by == "link":
+                continue
+            keys = [tr.node_names[r["src"]]]
+        else:
+            keys = [tr.link_names[l] for l in tr.op_links(int(i))]
+        for k in keys:
+            bars.setdefault(k, []).append((span, colour))
+    labels = sorted(bars, key=lambda k: (not isinstance(k, (int, np.integer)), str(k)))
+    for y, k in enumerate(labels):
+        spans = [s for s, _ in bars[k]]
+        ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=[c for _, c in bars[k]],
+                       edgecolor="white", linewidth=0.3)
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels([str(k) for k in labels], fontsize=7)
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("GPU" if by == "gpu" else "link (one direction)")
+    ax.set_title(f"timeline by {by}")
+    return ax
+
+
+def plot_link_utilisation(trace, ax=None, bins: int = 100, top: int = 8):
+    """Share of each link's bandwidth in use over time, for the ``top`` busiest links.
+
+    A send's bytes are spread evenly from its start to its last byte leaving
+    (``sent_s``) on every link of its route; utilisation = bytes per time bin / (link bandwidth x bin width).
+    """
+    from .sim.core import SEND
+
+    tr = _trace_of(trace)
+    bins = check_int(bins, "bins", minimum=1)
+    top = check_int(top, "top", minimum=1)
+    ax = _axes(ax)
+    rows = tr.rows
+    t_end = float(rows["end_s"].max())
+    edges = np.linspace(0.0, t_end, bins + 1)
+    width = edges[1] - edges[0]
+    load = {}
+    for i in np.flatnonzero(rows["kind"] == SEND):
+        s0, s1, nb = rows["start_s"][i], rows["sent_s"][i], rows["n_bytes"][i]
+        if s1 <= s0:
+            continue
+        overlap = np.clip(np.minimum(edges[1:], s1) - np.maximum(edges[:-1], s0), 0, None)
+        part = nb * overlap / (s1 - s0)
+        for l in tr.op_links(int(i)):
+            load[l] = load.get(l, 0.0) + part
+    bw = tr.network.link_bw
+    util = {l: v / (bw[l] * width) for l, v in load.items()}
+    busiest = sorted(util, key=lambda l: -util[l].sum())[:top]
+    mid = (edges[:-1] + edges[1:]) / 2 * 1e6
+    for l in busiest:
+        ax.plot(mid, util[l], label=tr.link_names[l])
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("utilisation (fraction of one direction)")
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title("link utilisation")
+    return ax
+
+
+def plot_sim_vs_bound(result, ax=None):
+    """Simulated time beside the analytic alpha-beta bound for the same collective.
+
+    The bound uses the smallest per-GPU route bandwidth of the network and
+    no latency (``analytic.collective_time_s``): the simulated bar can only
+    be longer; the gap is latency, overheads, pipeline fill and contention.
+    """
+    ax = _axes(ax)
+    net = result.network
+    g = net.gpus
+    bw = min(net.route_bw(g[i], g[(i + 1) % len(g)]) for i in range(len(g)))
+    algo = {"tree": "tree", "nvls": "in-switch"}.get(result.algorithm, "ring")
+    coll = result.collective if algo != "tree" else "allreduce"
+    bound = collective_time_s(coll, result.n_bytes, result.n_ranks, bw, 0.0, algo)
+    vals = [bound * 1e6, result.time_s * 1e6]
+    ax.bar(["analytic bound", "simulated"], vals, color=["tab:gray", "tab:blue"])
+    for x, v in enumerate(vals):
+        ax.text(x, v, f"{v:.1f} µs", ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("time (µs)")
+    ax.set_title(f"{result.collective} ({result.algorithm}), {result.n_ranks} GPUs")
+    return ax
+
+
+def plot_busbw_vs_measured(cluster, collective: str = "allreduce", measured=None,
+                           sizes=None, ax=None, algorithm: str = "auto"):
+    """Predicted busbw against message size, with measured points if given.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        From :func:`course_lib.cluster`.
+    measured : dict or sequence of (n_bytes, busbw_bytes_per_s), optional
+        A curve from :func:`course_lib.predict.calibration_curves` or pairs.
+    sizes : sequence of float, optional
+        Sizes to predict (default: powers of 2 from 8 B to 16 GiB, or the
+        measured sizes' range).
+    """
+    from .predict import predict_collective
+
+    ax = _axes(ax)
+    pts = None
+    if measured is not None:
+        if isinstance(measured, dict):
+            pts = np.column_stack([measured["n_bytes"], measured["busbw_bytes_per_s"]])
+        else:
+            pts = np.asarray(measured, dtype=float).reshape(-1, 2)
+    if sizes is None:
+        lo, hi = (8.0, 2.0**34) if pts is None else (pts[:, 0].min(), pts[:, 0].max())
+        sizes = 2.0 ** np.arange(np.floor(np.log2(lo)), np.ceil(np.log2(hi)) + 0.5)
+    preds = [predict_collective(collective, s, cluster, algorithm) for s in sizes]
+    ax.plot(sizes, [p.busbw_bytes_per_s / 1e9 for p in preds], "-", label="predicted")
+    if pts is not None:
+        ax.plot(pts[:, 0], pts[:, 1] / 1e9, "o", label="measured")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size S (bytes)")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.set_title(f"{collective} on {cluster.describe()}")
+    ax.legend()
+    return ax

@@ -1,0 +1,207 @@
+"""A discrete-event simulator of collectives and training steps on GPU topologies.
+
+Use :func:`simulate_collective` for one collective; build your own workloads
+with the lower layers:
+
+* :mod:`course_lib.sim.network` -- :class:`Network`: a topology as directed,
+  bandwidth-limited links with latency, and routes between nodes;
+* :mod:`course_lib.sim.core` -- :class:`ScheduleBuilder` (ops: sends and
+  computes, with dependencies and FIFO queues), the engines
+  (:func:`run_events`, the heap engine; :func:`run_batched`, the numpy fast
+  path for step schedules) and the :class:`Trace` they return;
+* :mod:`course_lib.sim.schedules` -- ring, chain, double binary tree,
+  in-switch reduction, hierarchical and direct all-to-all schedules;
+* :mod:`course_lib.sim.workloads` -- a data-parallel training step with
+  gradient buckets overlapping the backward pass, a straggler, two jobs
+  sharing links.
+
+A custom workload in four lines::
+
+    from course_lib.sim import Network, ScheduleBuilder, run
+    net = Network(cl.nvswitch_topology(8, gpu="H100"))
+    b = ScheduleBuilder(); first = b.add_sends([0], [1], [1e9], queue=[0])
+    trace = run(b.build(), net)
+
+What the simulator does not capture: protocol details below the message
+level (NCCL's slices, flags and FIFO slots are folded into the calibrated
+per-step costs), congestion control and packet loss in the network,
+adaptive routing, the reduction arithmetic's use of SM and memory
+bandwidth (in calibrated mode it is part of the effective link rate), and
+multi-path routes (one shortest route per pair).  Sharing is fair
+(processor sharing) on every directed link; see :mod:`course_lib.sim.core`.
+
+Chapter 7 (collectives), chapter 8 (overlap, stragglers, contention).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+
+from ..analytic import COLLECTIVES, busbw_factor
+from ..hardware import calibration, nccl_tuning
+from ..units import check_choice, check_int, check_positive
+from . import schedules
+from .core import (COMPUTE, SEND, Engine, Schedule, ScheduleBuilder, Trace, run,
+                   run_batched, run_events)
+from .network import Network
+
+__all__ = ["simulate_collective", "SimResult", "SIM_ALGORITHMS", "Network",
+           "ScheduleBuilder", "Schedule", "Trace", "Engine", "run", "run_events",
+           "run_batched", "SEND", "COMPUTE", "schedules"]
+
+#: Algorithms :func:`simulate_collective` can schedule.
+SIM_ALGORITHMS = ("ring", "tree", "nvls", "hierarchical", "direct")
+
+
+@dataclass
+class SimResult:
+    """A simulated collective: its time, nccl-tests bandwidths and the trace."""
+
+    collective: str
+    algorithm: str
+    n_bytes: float
+    n_ranks: int
+    time_s: float
+    algbw_bytes_per_s: float
+    busbw_bytes_per_s: float
+    trace: Trace
+    network: Network
+    schedule: Schedule
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("collective", "algorithm", "n_bytes",
+                                              "n_ranks", "time_s", "algbw_bytes_per_s",
+                                              "busbw_bytes_per_s")}
+
+
+def _network_and_overheads(cluster, overheads, algorithm):
+    from ..predict import Cluster
+
+    if isinstance(cluster, Cluster):
+        calibrated = True if overheads is None else bool(overheads)
+        if calibrated:
+            net = Network.from_cluster(cluster, nvls=algorithm == "nvls")
+            base = {"ring": nccl_tuning("ring_simple_base"),
+                    "hierarchical": nccl_tuning("ring_simple_base"),
+                    "direct": nccl_tuning("ring_simple_base"),
+                    "tree": nccl_tuning("tree_simple_base"),
+                    "nvls": calibration("nvls_latency_s")}[algorithm]
+            ov = schedules.Overheads(
+                calibration("launch_s") + base,
+                calibration("chunk_bytes") if algorithm in ("ring", "hierarchical") else 0.0,
+                algorithm == "nvls")
+            return net, ov, cluster
+        return Network(cluster.topology()), None, cluster
+    if isinstance(cluster, nx.Graph):
+        if overheads:
+            raise ValueError("overheads=True needs a Cluster (course_lib.cluster(...)); "
+                             "a bare topology is simulated ideally")
+        return Network(cluster), None, None
+    raise TypeError(f"cluster must be a Cluster (course_lib.cluster(...)) or a "
+                    f"topology graph; got {type(cluster).__name__}")
+
+
+def simulate_collective(collective: str, n_bytes: float, cluster,
+                        algorithm: str = "ring", chunks: int = 1, *,
+                        channels: int = 1, overheads: bool | None = None,
+                        engine: str = "auto") -> SimResult:
+    """Simulate one collective transfer by transfer.
+
+    Parameters
+    ----------
+    collective : str
+        ``"allreduce"``, ``"allgather"``, ``"reducescatter"``,
+        ``"broadcast"``, ``"reduce"`` or ``"alltoall"``.
+    n_bytes : float
+        nccl-tests size S, bytes.
+    cluster : Cluster or networkx.Graph
+        A :func:`course_lib.cluster` (calibrated link rates and overheads by
+        default) or a bare topology (ideal alpha-beta links).
+    algorithm : {"ring", "tree", "nvls", "hierarchical", "direct"}
+        ``"tree"``: double binary tree (allreduce); ``"nvls"``: reduction in
+        the NVSwitch (single-node NVSwitch, allreduce); ``"hierarchical"``:
+        two-level allreduce on a multi-node cluster; ``"direct"``: alltoall.
+    chunks : int
+        Pieces each step's message is cut into (pipelining).
+    channels : int
+        Parallel rings (ring algorithm), each on S/channels; on a two-level
+        cluster each leaves its node through a different NIC.
+    overheads : bool, optional
+        Add the calibrated launch, base latency and exposed slices (default:
+        yes for a Cluster, no for a topology).
+    engine : {"auto", "events", "batched"}
+        See :func:`course_lib.sim.core.run`.
+
+    Returns
+    -------
+    SimResult
+        ``time_s`` (last delivery), ``algbw``/``busbw`` and the ``trace``.
+
+    Notes
+    -----
+    Ideal ring, one chunk, no contention: ``t = steps (alpha + S/(n B))``,
+    equal to ``analytic.collective_time_s``.  Chapter 7.
+
+    Examples
+    --------
+    >>> from course_lib.topology import nvswitch_topology
+    >>> r = simulate_collective("allreduce", 1e9, nvswitch_topology(8, gpu="H100"))
+    >>> round(r.time_s * 1e3, 3)   # 2 (n-1)/n S/B + 14 x 2 x 0.6 us
+    3.906
+    """
+    coll = check_choice(collective, "collective", COLLECTIVES)
+    s = check_positive(n_bytes, "n_bytes")
+    algo = check_choice(algorithm, "algorithm", SIM_ALGORITHMS)
+    chunks = check_int(chunks, "chunks", minimum=1)
+    channels = check_int(channels, "channels", minimum=1)
+    net, ov, cl = _network_and_overheads(cluster, overheads, algo)
+    ranks = net.gpus
+    n = len(ranks)
+    if n < 2:
+        raise ValueError("a collective needs at least 2 GPUs")
+    b = ScheduleBuilder()
+    if coll == "alltoall" and algo != "direct":
+        raise ValueError(f"collective='alltoall' uses algorithm='direct'; got {algo!r}")
+    if algo == "ring":
+        if coll in ("allreduce", "allgather", "reducescatter"):
+            schedules.ring(b, net, schedules.channel_orders(net, ranks, channels),
+                           coll, s, chunks, ov)
+        elif coll == "broadcast":
+            schedules.chain(b, net, ranks, s, chunks, ov)
+        else:  # reduce: the chain runs towards rank 0
+            schedules.chain(b, net, ranks[::-1], s, chunks, ov)
+    elif algo == "tree":
+        if coll != "allreduce":
+            raise ValueError(f"algorithm='tree' simulates allreduce; got {coll!r}")
+        schedules.double_tree(b, net, ranks, s, chunks, ov)
+    elif algo == "nvls":
+        if coll != "allreduce" or "nvswitch" not in net.index:
+            raise ValueError("algorithm='nvls' simulates allreduce on a single-node "
+                             "NVSwitch machine")
+        if cl is not None and not cl.nvls_capable:
+            raise ValueError(f"algorithm='nvls' needs H100 or later on NVSwitch; "
+                             f"cluster has {cl.gpu} on {cl.fabric!r}")
+        if ov is not None and chunks == 1:
+            piece = min(calibration("chunk_bytes"), s / n)
+            chunks = max(1, math.ceil(s / piece))
+        schedules.in_switch(b, net, ranks, s, chunks, ov)
+    elif algo == "hierarchical":
+        g = net.topo.graph
+        if coll != "allreduce" or "nodes" not in g:
+            raise ValueError("algorithm='hierarchical' simulates allreduce on a "
+                             "multi-node (two-level) cluster")
+        schedules.hierarchical(b, net, s, g["nodes"], g["gpus_per_node"], chunks, ov)
+    else:
+        if coll != "alltoall":
+            raise ValueError(f"algorithm='direct' is for alltoall; got {coll!r}")
+        schedules.direct(b, net, ranks, s, ov)
+    sched = b.build()
+    trace = run(sched, net, engine)
+    t = float(trace.rows["end_s"].max())
+    algbw = s / t
+    return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
+                     trace, net, sched)

@@ -1,0 +1,192 @@
+"""The roads: a topology turned into directed, bandwidth-limited links and routes.
+
+Every undirected edge of a :mod:`course_lib.topology` graph becomes two
+directed links (full duplex: each direction has the edge's per-direction
+bandwidth to itself).  A transfer follows the shortest route (fewest links)
+and occupies every link of it at once (cut-through, as NVLink and
+InfiniBand switches forward); it is delivered ``latency`` after its last byte
+leaves.
+
+Two flavours of the same roads:
+
+* **ideal** (``Network(topo)``): link rates and latencies exactly as the
+  topology says; a route's latency is the sum of its links' latencies.  This
+  is the alpha-beta world of :mod:`course_lib.analytic`.
+* **calibrated** (``Network.from_cluster(cluster)``): each link delivers
+  what NCCL achieves on it -- NVLink at NCCL's per-link planning rate x the
+  Simple protocol's efficiency, PCIe at NCCL's planning rate (GPU to GPU) or
+  the DMA efficiency (GPU to NIC), network ports at 96 % -- and a route's
+  latency is NCCL's per-hop latency for its kind (NVLink, PCIe or network),
+  the same numbers :func:`course_lib.predict.predict_collective` uses.
+
+Chapter 7 (collectives) and chapter 8 (contention).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+from ..hardware import NCCL_LINK_BW, calibration, nccl_tuning, pcie_generation
+
+__all__ = ["Network"]
+
+
+class Network:
+    """Directed links and routes of a topology.
+
+    Parameters
+    ----------
+    topo : networkx.Graph
+        A topology from :mod:`course_lib.topology` (edges carry
+        ``bw_bytes_per_s`` per direction and ``latency_s``).
+
+    Attributes
+    ----------
+    nodes : list
+        Node names; ``index[name]`` is a node's integer id.
+    link_bw, link_lat : numpy arrays
+        Per directed link: bandwidth (bytes/s, that direction) and latency (s).
+    link_names : list of str
+        ``"src->dst"`` for each directed link.
+
+    Examples
+    --------
+    >>> from course_lib.topology import nvswitch_topology
+    >>> net = Network(nvswitch_topology(4, gpu="A100"))
+    >>> [net.link_names[i] for i in net.route(0, 3)]
+    ['0->nvswitch', 'nvswitch->3']
+    >>> net.route_bw(0, 3) / 1e9
+    300.0
+    """
+
+    def __init__(self, topo: nx.Graph):
+        if not isinstance(topo, nx.Graph):
+            raise TypeError(f"topo must be a networkx.Graph topology, got "
+                            f"{type(topo).__name__}")
+        self.topo = topo
+        self.nodes = list(topo.nodes)
+        self.index = {v: i for i, v in enumerate(self.nodes)}
+        self.gpus = sorted(v for v, k in topo.nodes(data="kind") if k == "gpu")
+        src, dst, bw, lat, kind, names = [], [], [], [], [], []
+        self.link_of: dict[tuple, int] = {}
+        for u, v, d in topo.edges(data=True):
+            for a, b in ((u, v), (v, u)):
+                self.link_of[(a, b)] = len(src)
+                src.append(self.index[a])
+                dst.append(self.index[b])
+                bw.append(float(d["bw_bytes_per_s"]))
+                lat.append(float(d.get("latency_s", 0.0)))
+                kind.append(d.get("kind", "nvlink"))
+                names.append(f"{a}->{b}")
+        self.link_src = np.array(src, dtype=np.int64)
+        self.link_dst = np.array(dst, dtype=np.int64)
+        self.link_bw = np.array(bw, dtype=float)
+        self.link_lat = np.array(lat, dtype=float)
+        self.link_kind = kind
+        self.link_names = names
+        self._routes: dict[tuple, tuple] = {}
+        self.hop_latency_s: dict[str, float] | None = None  # calibrated mode
+        self.cluster = None
+
+    # --- calibrated roads ---------------------------------------------------
+    @classmethod
+    def from_cluster(cls, cluster, nvls: bool = False) -> "Network":
+        """The cluster's topology with NCCL-achievable rates and latencies.
+
+        ``nvls=True`` rates NVLink at the NVLS efficiency instead of the
+        Simple protocol's (in-switch reduction moves data differently).
+        """
+        net = cls(cluster.topology())
+        rec = cluster.gpu_record
+        eff = calibration("nvls_efficiency" if nvls else "simple_efficiency")
+        per_link_raw = rec.nvlink_per_link_per_dir_bytes_per_s
+        for i, kind in enumerate(net.link_kind):
+            a, b = net.nodes[net.link_src[i]], net.nodes[net.link_dst[i]]
+            links = net.topo.edges[a, b].get("links", 1)
+            if kind == "nvlink":
+                net.link_bw[i] = links * NCCL_LINK_BW[rec.sm_arch].value * eff
+            elif kind == "pcie":
+                if cluster.fabric == "pcie":
+                    plan = pcie_generation(rec.pcie_gen).nccl_planning_x16_bytes_per_s
+                    net.link_bw[i] = (plan or net.link_bw[i]
+                                      * calibration("pcie_dma_efficiency")) \
+                        * calibration("simple_efficiency")
+                else:
+                    net.link_bw[i] *= calibration("pcie_dma_efficiency")
+            else:
+                net.link_bw[i] *= calibration("net_efficiency")
+        del per_link_raw
+        net.hop_latency_s = {k: nccl_tuning(f"ring_simple_hop_{k}")
+                             for k in ("nvlink", "pcie", "net")}
+        net.cluster = cluster
+        return net
+
+    # --- routes -------------------------------------------------------------
+    def route(self, a, b) -> tuple:
+        """Directed link ids from node ``a`` to node ``b`` (fewest links)."""
+        key = (a, b)
+        r = self._routes.get(key)
+        if r is None:
+            if a == b:
+                raise ValueError(f"a transfer needs two different nodes, got {a!r} twice")
+            path = self._two_level_path(a, b) or nx.shortest_path(self.topo, a, b)
+            r = tuple(self.link_of[(path[i], path[i + 1])] for i in range(len(path) - 1))
+            self._routes[key] = r
+        return r
+
+    def _two_level_path(self, a, b):
+        g = self.topo.graph
+        if "nodes" not in g or not isinstance(a, (int, np.integer)) \
+                or not isinstance(b, (int, np.integer)):
+            return None
+        per, nics = g["gpus_per_node"], g["nics_per_node"]
+        na, nb = a // per, b // per
+        if na == nb:
+            return [a, f"node{na}/nvswitch", b]
+        return [a, f"node{na}/nic{(a % per) % nics}", "ib-switch",
+                f"node{nb}/nic{(b % per) % nics}", b]
+
+    def route_latency_s(self, a, b) -> float:
+        """Latency of a transfer from ``a`` to ``b``: sum of link latencies
+        (ideal) or NCCL's hop latency for the route's kind (calibrated)."""
+        r = self.route(a, b)
+        if self.hop_latency_s is None:
+            return float(self.link_lat[list(r)].sum())
+        kinds = {self.link_kind[i] for i in r}
+        if "network" in kinds:
+            return self.hop_latency_s["net"]
+        if self.cluster is not None and self.cluster.fabric == "pcie":
+            return self.hop_latency_s["pcie"]
+        return self.hop_latency_s["nvlink"]
+
+    def route_bw(self, a, b) -> float:
+        """Bottleneck bandwidth of the route with nothing else on it, bytes/s."""
+        return float(self.link_bw[list(self.route(a, b))].min())
+
+    def pair_table(self, src: np.ndarray, dst: np.ndarray):
+        """Routes of many transfers at once.
+
+        Returns ``(pair, links, lat, bw)``: ``pair[i]`` indexes the unique
+        (src, dst) pairs; ``links`` is a (pairs x max hops) array of link
+        ids padded with -1; ``lat`` and ``bw`` the latency and bottleneck
+        bandwidth of each pair.  ``src``/``dst`` are node ids (integers
+        into :attr:`nodes`).
+        """
+        n = len(self.nodes)
+        key = src.astype(np.int64) * n + dst.astype(np.int64)
+        uniq, pair = np.unique(key, return_inverse=True)
+        routes = [() if k // n == k % n else self.route(self.nodes[k // n], self.nodes[k % n])
+                  for k in uniq]  # a node to itself (a compute op): no links
+        width = max((len(r) for r in routes), default=1)
+        links = np.full((len(routes), width), -1, dtype=np.int64)
+        lat = np.empty(len(routes))
+        bw = np.empty(len(routes))
+        for i, (k, r) in enumerate(zip(uniq, routes)):
+            if not r:
+                lat[i], bw[i] = 0.0, np.inf
+                continue
+            links[i, :len(r)] = r
+            lat[i] = self.route_latency_s(self.nodes[k // n], self.nodes[k % n])
+            bw[i] = self.link_bw[list(r)].min()
+        return pair, links, lat, bw

@@ -1,0 +1,199 @@
+"""Binder set-up: environment.yml agrees with pyproject.toml, and postBuild leaves
+nbgrader's instructor plugins disabled in a fresh environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import urllib.parse
+from pathlib import Path
+
+import pytest
+import yaml  # PyYAML: a dependency of jupyter_events, so of JupyterLab
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+import autograder
+
+REPO = Path(__file__).resolve().parent.parent
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def pyproject():
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def conda_env():
+    return yaml.safe_load((REPO / "environment.yml").read_text(encoding="utf-8"))
+
+
+def split(spec: str):
+    m = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*(.*)$", spec)
+    return m.group(1).lower(), m.group(2).strip()
+
+
+def env_specs() -> dict:
+    """name -> constraint, from environment.yml's conda and pip sections."""
+    out = {}
+    for dep in conda_env()["dependencies"]:
+        items = dep["pip"] if isinstance(dep, dict) else [dep]
+        for item in items:
+            name, constraint = split(item)
+            out[name] = constraint
+    return out
+
+
+def test_one_environment_file_at_the_root():
+    # Binder reads binder/ first if it exists; the course keeps one environment file.
+    assert not (REPO / "binder").exists()
+    assert not (REPO / ".binder").exists()
+    for other in ("requirements.txt", "Pipfile", "runtime.txt"):
+        assert not (REPO / other).exists(), f"{other} would change what Binder builds"
+
+
+def test_environment_python_meets_requires_python():
+    specs = env_specs()
+    assert specs["python"].startswith("=")
+    py = Version(specs["python"].lstrip("="))
+    assert py in SpecifierSet(pyproject()["requires-python"])
+    assert py >= Version("3.11"), "nbgrader 0.9.6 needs Python >= 3.11"
+    assert py == Version("3.12")
+
+
+def test_every_pyproject_dependency_is_in_environment_yml():
+    proj = pyproject()
+    specs = env_specs()
+    wanted = proj["dependencies"] + proj["optional-dependencies"]["course"]
+    for spec in wanted:
+        name, constraint = split(spec)
+        assert name in specs, f"{name} (pyproject) missing from environment.yml"
+        assert SpecifierSet(specs[name]) == SpecifierSet(constraint), (
+            f"{name}: pyproject says {constraint!r}, environment.yml {specs[name]!r}")
+    # whatever environment.yml adds beyond pyproject must be a known test tool or pip
+    known = {split(s)[0] for s in wanted + proj["optional-dependencies"]["test"]}
+    extra = set(specs) - known - {"python", "pip"}
+    assert extra == set(), f"environment.yml has packages pyproject does not: {extra}"
+
+
+def test_nbgrader_pinned_exactly():
+    assert env_specs()["nbgrader"] == "==0.9.6"
+
+
+def test_postbuild_is_strict_and_executable():
+    text = (REPO / "postBuild").read_text(encoding="utf-8")
+    assert text.startswith("#!/usr/bin/env bash\n")
+    assert "set -euo pipefail" in text
+    assert os.access(REPO / "postBuild", os.X_OK)
+    assert "pip install --no-deps -e ." in text
+
+
+def test_readme_binder_badge_opens_the_start_page_in_lab():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    urls = re.findall(r"\((https://mybinder\.org/v2/gh/[^)\s]+)\)", readme)
+    assert urls, "no Binder badge link in README.md"
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(urls[0]).query)
+    assert query["urlpath"] == ["lab/tree/notebooks/00_start_here.ipynb"]
+    assert "https://mybinder.org/badge_logo.svg" in readme
+
+
+def test_student_extension_lists_keep_validate():
+    lab = set(autograder.STUDENT_DISABLED_EXTENSIONS)
+    server = set(autograder.STUDENT_DISABLED_SERVER_EXTENSIONS)
+    assert {"@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
+            "@jupyter/nbgrader:course-list"} <= lab
+    assert {"nbgrader.server_extensions.formgrader",
+            "nbgrader.server_extensions.course_list"} <= server
+    assert "@jupyter/nbgrader:validate-assignment" not in lab
+    assert "nbgrader.server_extensions.validate_assignment" not in server
+
+
+@pytest.fixture(scope="module")
+def fresh_env(tmp_path_factory):
+    """A fresh venv with JupyterLab and nbgrader, a copy of the repo, and postBuild run
+    in it with HOME and the Jupyter user dirs in a temp folder."""
+    root = tmp_path_factory.mktemp("binder")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    bin_dir = venv / "bin"
+    course = pyproject()["optional-dependencies"]["course"]
+    pins = [s for s in course if split(s)[0] in ("jupyterlab", "nbgrader")]
+    assert len(pins) == 2
+    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", *pins],
+                   check=True, timeout=600)
+    repo = root / "repo"
+    repo.mkdir()
+    for name in ("pyproject.toml", "README.md", "postBuild"):
+        shutil.copy2(REPO / name, repo / name)
+    for pkg in ("course_lib", "autograder"):
+        shutil.copytree(REPO / pkg, repo / pkg,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    home = root / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "JUPYTER_PATH", "JUPYTER_CONFIG_PATH",
+                        "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR")}
+    env.update(PATH=f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin", HOME=str(home),
+               JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
+               JUPYTER_DATA_DIR=str(home / ".local" / "share" / "jupyter"),
+               JUPYTER_RUNTIME_DIR=str(home / "runtime"))
+    proc = subprocess.run(["bash", str(repo / "postBuild")], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return {"venv": venv, "repo": repo, "home": home, "env": env, "log": proc.stdout}
+
+
+def jupyter(fresh_env, *args) -> str:
+    proc = subprocess.run([str(fresh_env["venv"] / "bin" / "jupyter"), *args],
+                          env=fresh_env["env"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return ANSI.sub("", proc.stdout + proc.stderr)
+
+
+@pytest.mark.slow
+def test_postbuild_disables_the_instructor_lab_plugins(fresh_env):
+    out = jupyter(fresh_env, "labextension", "list")
+    assert "@jupyter/nbgrader v0.9.6 enabled OK" in out  # the extension itself stays
+    assert "@jupyter-widgets/jupyterlab-manager" in out
+    disabled_section = out.split("Disabled extensions:", 1)[1]
+    disabled = {ln.strip() for ln in disabled_section.splitlines() if ln.strip().startswith("@")}
+    assert disabled == set(autograder.STUDENT_DISABLED_EXTENSIONS)
+    assert "@jupyter/nbgrader:validate-assignment" not in disabled
+    page = json.loads((fresh_env["venv"] / "etc" / "jupyter" / "labconfig" /
+                       "page_config.json").read_text())
+    # locked, so a learner cannot switch them back on from the Plugin Manager
+    assert {k for k, v in page["lockedExtensions"].items() if v} == disabled
+
+
+@pytest.mark.slow
+def test_postbuild_disables_the_instructor_server_extensions(fresh_env):
+    out = jupyter(fresh_env, "server", "extension", "list")
+    state = dict(re.findall(r"^\s*(nbgrader\.server_extensions\.\w+) (enabled|disabled)\s*$",
+                            out, flags=re.M))
+    assert set(state) == {"nbgrader.server_extensions.formgrader",
+                          "nbgrader.server_extensions.course_list",
+                          "nbgrader.server_extensions.assignment_list",
+                          "nbgrader.server_extensions.validate_assignment"}, out
+    for ext, s in state.items():
+        want = "disabled" if ext in autograder.STUDENT_DISABLED_SERVER_EXTENSIONS else "enabled"
+        assert s == want, f"{ext} is {s}, wanted {want}"
+
+
+@pytest.mark.slow
+def test_postbuild_installs_course_lib_and_leaves_user_config_alone(fresh_env):
+    py = fresh_env["venv"] / "bin" / "python"
+    proc = subprocess.run([str(py), "-c", "import importlib.util as u; "
+                           "print(u.find_spec('course_lib').origin); "
+                           "print(u.find_spec('autograder').origin)"],
+                          cwd=fresh_env["home"], env=fresh_env["env"],
+                          capture_output=True, text=True, check=True)
+    origins = proc.stdout.split()
+    assert origins[0] == str(fresh_env["repo"] / "course_lib" / "__init__.py")
+    assert origins[1] == str(fresh_env["repo"] / "autograder" / "__init__.py")
+    user_cfg = fresh_env["home"] / ".jupyter"
+    written = [p for p in user_cfg.rglob("*") if p.is_file()] if user_cfg.exists() else []
+    assert written == [], f"postBuild wrote the user's config: {written}"
