@@ -61,7 +61,7 @@ _FALLBACK_REQUIREMENTS = {
                  "ipywidgets>=8.1,<9", "tqdm>=4.66", "jupyterlab>=4.2,<5",
                  "ipykernel>=6.29", "nbgrader==0.9.6", "nbclient>=0.10",
                  "nbconvert>=7.16", "nbformat>=5.10", "mpi4py>=4.0", "mpich>=4.2"],
-    "optional": ["pytest>=8", "hypothesis>=6.100", "playwright>=1.45"],
+    "optional": ["pytest>=8", "hypothesis>=6.100", "playwright>=1.45", "simpy>=4.1"],
 }
 
 # distribution name -> module to import (only where importing proves something;
@@ -149,8 +149,8 @@ def requirements() -> dict:
     """The course's requirements: ``{"required": [...], "optional": [...], "source": str}``.
 
     Read from the repository's ``pyproject.toml`` when present (core
-    dependencies and the ``course`` extras are required; ``test`` extras are
-    optional; ``gpu`` is checked separately), else from the installed
+    dependencies and the ``course`` extras are required; ``test`` and ``bench``
+    extras are optional; ``gpu`` is checked separately), else from the installed
     package's metadata, else from a built-in copy.
     """
     pyproject = _REPO / "pyproject.toml"
@@ -161,7 +161,7 @@ def requirements() -> dict:
         proj = data["project"]
         extras = proj.get("optional-dependencies", {})
         return {"required": list(proj.get("dependencies", [])) + list(extras.get("course", [])),
-                "optional": list(extras.get("test", [])),
+                "optional": list(extras.get("test", [])) + list(extras.get("bench", [])),
                 "python": proj.get("requires-python", ">=3.11"),
                 "source": str(pyproject)}
     except Exception:
@@ -175,7 +175,7 @@ def requirements() -> dict:
                 required.append(spec.strip())
             elif "course" in marker:
                 required.append(spec.strip())
-            elif "test" in marker:
+            elif "test" in marker or "bench" in marker:
                 optional.append(spec.strip())
         if required:
             return {"required": required, "optional": optional, "python": ">=3.11",
@@ -401,8 +401,9 @@ def check_gpu() -> Check:
 # ---------------------------------------------------------------------------
 # MPI
 # ---------------------------------------------------------------------------
-_MPI_HELLO = ("from mpi4py import MPI; c = MPI.COMM_WORLD; "
-              "print('hello', c.Get_rank(), c.Get_size(), flush=True)")
+# one write per rank, so the two ranks' lines cannot interleave mid-line
+_MPI_HELLO = ("import sys; from mpi4py import MPI; c = MPI.COMM_WORLD; "
+              "sys.stdout.write(f'hello {c.Get_rank()} {c.Get_size()}\\n'); sys.stdout.flush()")
 
 
 def find_mpiexec() -> str | None:
@@ -430,8 +431,8 @@ def check_mpi(timeout_s: float = MPI_TIMEOUT_S, run_hello: bool = True) -> Check
         return Check("MPI", "fail", f"2-rank hello did not finish in {timeout_s:g} s",
                      fix="check that nothing blocks local MPI (another MPI's mpiexec "
                          f"first on PATH? run `{exe} -n 2 hostname`); " + fix)
-    lines = sorted(ln for ln in proc.stdout.splitlines() if ln.startswith("hello"))
-    if proc.returncode != 0 or lines != ["hello 0 2", "hello 1 2"]:
+    greetings = sorted(re.findall(r"hello (\d+) (\d+)", proc.stdout))
+    if proc.returncode != 0 or greetings != [("0", "2"), ("1", "2")]:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         return Check("MPI", "fail", f"2-rank hello failed (exit {proc.returncode}): {tail[0]}",
                      fix="mpi4py and mpiexec must come from the same MPI; " + fix)

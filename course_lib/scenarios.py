@@ -420,9 +420,10 @@ def dgx_h100_175b(load: float = 1.0, efficiency: float = 0.4,
                     "'milliseconds' only for a sharded gradient: a full 350 GB "
                     f"sync takes {format_time(pure['nvlink'])} even on NVLink, and the "
                     "InfiniBand part does not get faster with NVLink",
-                    "the seed's 64 and 900 are bidirectional-style figures; per "
-                    f"direction they are {format_bandwidth(links['pcie'][1])} and "
-                    f"{format_bandwidth(g.nvlink_bw_per_dir_bytes_per_s)}"],
+                    "the seed compares NVLink's both-ways total (900) with one "
+                    "direction of PCIe Gen5 (64); like for like, per direction, "
+                    f"they are {format_bandwidth(g.nvlink_bw_per_dir_bytes_per_s)} and "
+                    f"{format_bandwidth(links['pcie'][1])}"],
         uncheckable=["the unnamed team's run and its PCIe predecessor"],
         extra={"pure_dp_nvlink_s": pure["nvlink"], "pure_dp_pcie_s": pure["pcie"],
                "dp_sync_s": dp_sync, "shard_bytes": shard})

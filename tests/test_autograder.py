@@ -72,6 +72,12 @@ def append_to(gid, code):
     return edit
 
 
+def prepend_to(gid, code):
+    def edit(nb):
+        cell(nb, gid).source = code + "\n" + cell(nb, gid).source
+    return edit
+
+
 def chain(*edits):
     def edit(nb):
         for e in edits:
@@ -157,8 +163,8 @@ HOSTILE = {
     "good": (lambda: submission(RING), ALL, set()),
     "blank": (lambda: submission(RING, parts=set()), 0.0, set()),
     "partial": (lambda: submission(RING, parts={"part_a", "part_b"}), P["part_a"] + P["part_b"], set()),
-    "loop": (lambda: submission(RING, edit=append_to("part_e", LOOP)), ALL - P["part_e"], {"timeout"}),
-    "sigint": (lambda: submission(RING, edit=append_to("part_e", SIGINT_LOOP)), ALL - P["part_e"],
+    "loop": (lambda: submission(RING, edit=prepend_to("part_e", LOOP)), ALL - P["part_e"], {"timeout"}),
+    "sigint": (lambda: submission(RING, edit=prepend_to("part_e", SIGINT_LOOP)), ALL - P["part_e"],
                {"timeout", "unresponsive"}),
     "exit": (lambda: submission(RING, edit=append_to("part_d", EXIT)),
              P["part_a"] + P["part_b"] + P["part_c"], {"dead-kernel"}),
@@ -174,7 +180,7 @@ HOSTILE = {
     "monkey": (lambda: submission(RING, edit=chain(WRONG_C, append_to("part_c", PATCHES))),
                ALL - P["part_c"] - P["part_e"], set()),
     "tamper": (lambda: submission(RING, edit=append_to("part_a", TAMPER)), 0.0, {"tamper"}),
-    "memory": (lambda: submission(RING, edit=append_to("part_e", MEMORY)), ALL - P["part_e"], set()),
+    "memory": (lambda: submission(RING, edit=prepend_to("part_e", MEMORY)), ALL - P["part_e"], set()),
 }
 
 

@@ -74,10 +74,15 @@ def test_every_pyproject_dependency_is_in_environment_yml():
         assert name in specs, f"{name} (pyproject) missing from environment.yml"
         assert SpecifierSet(specs[name]) == SpecifierSet(constraint), (
             f"{name}: pyproject says {constraint!r}, environment.yml {specs[name]!r}")
-    # whatever environment.yml adds beyond pyproject must be a known test tool or pip
-    known = {split(s)[0] for s in wanted + proj["optional-dependencies"]["test"]}
-    extra = set(specs) - known - {"python", "pip"}
-    assert extra == set(), f"environment.yml has packages pyproject does not: {extra}"
+    # whatever else environment.yml lists must come from pyproject's other extras
+    # (test tools, benchmarks), with the same constraint; never the GPU extra (no GPU on Binder)
+    extras = proj["optional-dependencies"]
+    others = {split(s)[0]: split(s)[1] for k, v in extras.items() if k != "gpu" for s in v}
+    for name in set(specs) - {split(s)[0] for s in wanted} - {"python", "pip"}:
+        assert name in others, f"environment.yml has {name}, which pyproject does not list"
+        assert SpecifierSet(specs[name]) == SpecifierSet(others[name]), name
+    for spec in extras.get("gpu", []):
+        assert split(spec)[0] not in specs, "Binder has no GPU: keep CuPy out of environment.yml"
 
 
 def test_nbgrader_pinned_exactly():

@@ -55,7 +55,8 @@ def test_every_requirement_in_pyproject_is_checked(healthy):
         name = doctor._split_requirement(spec)[0]
         assert name in names
         assert by_name(healthy, name).required
-    for spec in proj["project"]["optional-dependencies"]["test"]:
+    extras = proj["project"]["optional-dependencies"]
+    for spec in extras["test"] + extras.get("bench", []):
         assert not by_name(healthy, doctor._split_requirement(spec)[0]).required
 
 
@@ -65,7 +66,7 @@ def test_fallback_list_matches_pyproject():
     proj = tomllib.loads((Path(doctor.__file__).parent.parent / "pyproject.toml").read_text())
     extras = proj["project"]["optional-dependencies"]
     assert doctor._FALLBACK_REQUIREMENTS["required"] == proj["project"]["dependencies"] + extras["course"]
-    assert doctor._FALLBACK_REQUIREMENTS["optional"] == extras["test"]
+    assert doctor._FALLBACK_REQUIREMENTS["optional"] == extras["test"] + extras.get("bench", [])
 
 
 def test_the_things_the_course_needs_are_all_checked(healthy):

@@ -1,0 +1,185 @@
+"""Chapter 11's material as data (course_lib.content): 8 myths with evidence,
+the 20 interview questions keyed and explained, the glossary, what comes next.
+
+Expected values are derived here from the seeds' own answer keys and from the
+definitions (lane counts, rates, the nccl-tests CSV read with the csv module),
+not copied from the library's output.
+"""
+
+import csv
+import math
+import pathlib
+import re
+
+import pytest
+
+import course_lib as cl
+from course_lib import content
+from course_lib.quiz import Question, check
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+# The seeds' answer keys, read off their 面试题 sections (letters -> indices).
+SEED_KEYS = {
+    "seed 000, 面试题": ["B", "B", "B", "B", "ABC", "B", "ABC", "B", "B", "ABC"],
+    "seed 003, 面试题": ["A", "B", "C", "ABC", "A", "ABC", "B", "BCD", "B", "A"],
+}
+
+
+# --- myths -------------------------------------------------------------------
+def test_eight_myths_four_from_each_seed():
+    assert len(content.MYTHS) == 8
+    sources = [m.source for m in content.MYTHS]
+    for seed in ("seed 000", "seed 003"):
+        numbers = sorted(int(s.rsplit("#", 1)[1]) for s in sources if s.startswith(seed))
+        assert numbers == [1, 2, 3, 4], (seed, sources)
+    assert all("常见误区" in s for s in sources)
+    assert len({m.key for m in content.MYTHS}) == 8
+
+
+@pytest.mark.parametrize("m", content.MYTHS, ids=lambda m: m.key)
+def test_each_myth_has_claim_verdict_and_evidence(m):
+    assert len(m.claim) > 30 and len(m.truth) > 30
+    assert m.verdict in ("false", "misleading", "half true")
+    assert m.kind in ("model", "simulation", "measurement")
+    assert 1 <= m.chapter <= 11
+    ev = m.evidence()
+    assert isinstance(ev["summary"], str) and len(ev["summary"]) > 60
+    assert ev["bar_unit"] in ("s", "fraction") and ev["bars"]
+    for label, value in ev["bars"]:
+        assert label and math.isfinite(value) and value > 0
+    assert m.evidence()["summary"] == ev["summary"], "evidence must be deterministic"
+
+
+def test_myth_lookup_and_bad_key():
+    assert content.myth("barriers").key == "barriers"
+    with pytest.raises(ValueError, match="key"):
+        content.myth("no-such-myth")
+
+
+def test_barrier_myth_evidence_obeys_max_of_sums_rule():
+    ev = content.myth("barriers").evidence()
+    # max_g sum_p t <= sum_p max_g t, and the average GPU's work is below both
+    assert ev["every_phase_s"] >= ev["one_barrier_s"] >= ev["mean_gpu_s"]
+    assert ev["extra_barrier_cost"] > 0.0
+
+
+def test_naive_software_costs_n_times_the_ring():
+    ev = content.myth("hardware_is_enough").evidence()
+    # gather+broadcast through one GPU: 2(N-1) S/B; ring: 2(N-1)/N S/B  -> ratio N = 8
+    assert ev["collective_ratio"] == pytest.approx(8.0)
+    s = 7e9 * 2
+    b = 18 * 2 * 100e9 / 8                     # H100: 18 links x 2 lanes x 100 Gb/s
+    assert ev["ring_s"] == pytest.approx(2 * 7 / 8 * s / b)
+
+
+def test_domain_limit_ratio_from_lane_counts():
+    ev = content.myth("no_domain_limit").evidence()
+    nvlink = 18 * 2 * 100e9 / 8                # bytes/s per direction
+    ndr = 400e9 / 8
+    assert ev["p2p_ratio"] == pytest.approx(nvlink / ndr)
+    times = list(ev["time_s"].values())
+    assert times[0] < times[1] < times[2], "in node < 8 NICs a node < 1 NIC a node"
+
+
+def test_small_message_myth_uses_the_measured_csv():
+    path = REPO / "data" / "calibration_measurements.csv"
+    rows = [r for r in csv.DictReader(path.open(encoding="utf-8"))
+            if r["collective"] == "AllReduce" and r["system"].startswith("H100")]
+    peak = max(float(r["busbw_GBps"]) for r in rows)
+    at = [float(r["busbw_GBps"]) for r in rows if int(r["bytes"]) == 262144][0]
+    ev = content.myth("small_messages").evidence()
+    assert ev["measured_share_at_256kB"] == pytest.approx(at / peak)
+    assert ev["measured_share_at_256kB"] < 0.05
+    # model: D / (alpha + D/B) / B with the catalog's NVLink p2p latency
+    b = 18 * 2 * 100e9 / 8
+    d = 262144
+    alpha = cl.latency_s("nvlink_p2p")
+    assert ev["model_256kB_share"] == pytest.approx(d / (alpha + d / b) / b)
+
+
+# --- interview questions -----------------------------------------------------
+def test_twenty_questions_ten_from_each_seed():
+    qs = content.INTERVIEW_QUESTIONS
+    assert len(qs) == 20 and all(isinstance(q, Question) for q in qs)
+    for seed in SEED_KEYS:
+        nums = sorted(int(q.source.rsplit("Q", 1)[1]) for q in qs if q.source.startswith(seed))
+        assert nums == list(range(1, 11)), seed
+
+
+@pytest.mark.parametrize("i", range(20))
+def test_question_keyed_explained_and_matching_the_seed(i):
+    q = content.INTERVIEW_QUESTIONS[i]
+    seed, number = q.source.rsplit(" Q", 1)
+    letters = SEED_KEYS[seed][int(number) - 1]
+    assert q.answer == frozenset("ABCD".index(c) for c in letters)
+    assert len(q.options) == 4 and len(q.explanation) > 40
+    wrong = set(range(len(q.options))) - set(q.answer)
+    assert set(q.why_wrong) == wrong, "every wrong option needs an explanation"
+    assert all(len(q.why_wrong[k]) > 10 for k in wrong)
+    assert check(q, set(q.answer))[0] is True
+    for k in wrong:
+        ok, text = check(q, {k})
+        assert ok is False and text == q.why_wrong[k]
+
+
+def test_single_and_multiple_choice_both_present():
+    kinds = {q.multiple for q in content.INTERVIEW_QUESTIONS}
+    assert kinds == {True, False}
+
+
+def test_direction_is_said_for_the_900_gb_question():
+    q = next(q for q in content.INTERVIEW_QUESTIONS if q.source == "seed 003, 面试题 Q3")
+    right = q.options[next(iter(q.answer))]
+    assert "both directions" in right and "450" in right
+
+
+def test_fixes_name_real_questions():
+    sources = {q.source for q in content.INTERVIEW_QUESTIONS}
+    assert content.QUESTION_FIXES and set(content.QUESTION_FIXES) <= sources
+    assert "seed 003, 面试题 Q9" in content.QUESTION_FIXES
+
+
+@pytest.mark.parametrize("chapter", [7, 8, 9, 10])
+def test_chapter_quizzes_complete(chapter):
+    qs = content.CHAPTER_QUESTIONS[chapter]
+    assert len(qs) >= 2
+    for q in qs:
+        assert set(q.why_wrong) == set(range(len(q.options))) - set(q.answer)
+
+
+def test_chapter_9_amdahl_question_matches_formula():
+    q = content.CHAPTER_QUESTIONS[9][1]
+    right = q.options[next(iter(q.answer))]
+    assert str(round(1 / (0.01 + 0.99 / 1000))) in right
+
+
+# --- glossary and what comes next ---------------------------------------------
+def test_glossary_has_30_terms_with_chinese_and_english():
+    g = content.GLOSSARY
+    assert len(g) >= 30
+    assert len({zh for zh, *_ in g}) == len(g), "duplicate Chinese terms"
+    for zh, en, meaning, chapter in g:
+        assert CJK.search(zh), zh
+        assert en and not CJK.search(en) and meaning
+        assert 1 <= chapter <= 11
+    terms = {zh for zh, *_ in g}
+    for must in ("锁页内存", "内核旁路", "拓扑感知调度", "木桶效应", "通信计算重叠"):
+        assert must in terms
+
+
+def test_next_lists_the_four_directions_with_sources():
+    names = " ".join(item["name"] for item in content.NEXT)
+    for word in ("NVLink 5", "NVLink-C2C", "ptic", "UALink"):
+        assert word in names
+    assert all(item["source"] for item in content.NEXT)
+    nv5 = content.NEXT[0]
+    assert nv5["per_dir_bytes_per_s"] == pytest.approx(18 * 2 * 200e9 / 8)
+    assert nv5["bidir_bytes_per_s"] == pytest.approx(2 * nv5["per_dir_bytes_per_s"])
+    c2c = next(i for i in content.NEXT if i["name"] == "NVLink-C2C")
+    assert c2c["per_dir_bytes_per_s"] * 2 == pytest.approx(c2c["bidir_bytes_per_s"])
+
+
+def test_calibration_rows_missing_file_is_empty(tmp_path):
+    assert content.calibration_rows(str(tmp_path / "none.csv")) == []

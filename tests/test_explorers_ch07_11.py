@@ -1,0 +1,279 @@
+"""Headless tests of the explorers of chapters 7-11.
+
+Each explorer is driven through ``Explorer.update(**values)`` and the data it
+would plot is checked against relations derived here from the definitions
+(nccl-tests' busbw factor, the ring schedule's invariants, the barrier and
+overlap inequalities, Amdahl, the NVLink lane arithmetic, the measured CSV
+read with the csv module).  Bad control values must raise; every explorer
+renders once to a PNG.
+"""
+
+import csv
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+from course_lib import explorers
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+NAMES = ["ch07_allreduce.allreduce", "ch07_allreduce.ring_steps", "ch08_overlap.overlap",
+         "ch08_overlap.stragglers", "ch09_scaling.scaling", "ch09_scaling.amdahl",
+         "ch09_scaling.growth", "ch10_scenarios", "ch11_myths"]
+FACTORIES = dict(explorers.iter_explorers())
+
+
+def ex(name):
+    return FACTORIES[name]()
+
+
+def test_registry_has_every_chapter_7_11_explorer():
+    for name in NAMES:
+        assert name in FACTORIES
+    for chapter in ("ch07", "ch08", "ch09", "ch10", "ch11"):
+        assert any(n.startswith(chapter) for n in FACTORIES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_renders_png_and_readout(name):
+    e = ex(name)
+    data, png = e.png()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+    text = e.readout(data)
+    assert isinstance(text, str) and len(text) > 40
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unknown_control_and_bad_dropdown_raise(name):
+    e = ex(name)
+    with pytest.raises(ValueError):
+        e.update(no_such_control=1)
+    dropdowns = [k for k, s in e.controls.items() if s["type"] in ("Dropdown", "ToggleButtons")]
+    for k in dropdowns:
+        with pytest.raises(ValueError):
+            e.update(**{k: "not-an-option"})
+
+
+# --- chapter 7 -----------------------------------------------------------------
+def test_allreduce_busbw_is_algbw_times_nccl_factor():
+    e = ex("ch07_allreduce.allreduce")
+    for coll, factor in [("allreduce", 2 * 7 / 8), ("allgather", 7 / 8),
+                         ("broadcast", 1.0)]:
+        d = e.update(collective=coll, algorithm="ring", n_bytes=2.0**28,
+                     system="8x A100, NVSwitch (one DGX A100)")
+        p = d["prediction"]
+        algbw = 2.0**28 / p.time_s
+        assert p.busbw_bytes_per_s == pytest.approx(algbw * factor)
+        assert p.algorithm in ("ring",)
+
+
+def test_allreduce_busbw_below_link_and_grows_with_size():
+    e = ex("ch07_allreduce.allreduce")
+    d = e.update(algorithm="ring", system="8x A100, NVSwitch (one DGX A100)")
+    busbw = d["busbw_bytes_per_s"]
+    assert np.all(np.diff(busbw) > -1e-6 * busbw.max()), "busbw should not fall with size"
+    a100_per_dir = 12 * 4 * 50e9 / 8             # 12 links x 4 lanes x 50 Gb/s
+    assert busbw.max() < a100_per_dir            # a ring cannot beat the links
+
+
+def test_allreduce_measured_points_come_from_the_csv():
+    path = REPO / "data" / "calibration_measurements.csv"
+    rows = [r for r in csv.DictReader(path.open(encoding="utf-8"))
+            if r["collective"] == "AllReduce" and r["system"].startswith("A100-SXM")]
+    e = ex("ch07_allreduce.allreduce")
+    d = e.update(system="8x A100, NVSwitch (one DGX A100)")
+    assert sorted(d["measured_bytes"]) == sorted(float(r["bytes"]) for r in rows)
+    assert max(d["measured_busbw_bytes_per_s"]) == pytest.approx(
+        max(float(r["busbw_GBps"]) for r in rows) * 1e9)
+    assert len(e.update(system="8x H100 on PCIe Gen5 only")["measured_bytes"]) == 0
+    assert len(e.update(collective="allgather")["measured_bytes"]) == 0
+
+
+def test_allreduce_more_nics_is_faster_across_nodes():
+    e = ex("ch07_allreduce.allreduce")
+    eight = e.update(system="16 nodes x 8 H100, 8 NDR NICs a node")["prediction"]
+    one = e.update(system="16 nodes x 8 H100, 1 NDR NIC a node")["prediction"]
+    assert one.time_s > eight.time_s and eight.n_ranks == one.n_ranks == 128
+
+
+def test_allreduce_bad_size_and_bad_combination_raise():
+    e = ex("ch07_allreduce.allreduce")
+    with pytest.raises(ValueError):
+        e.update(n_bytes=2.0**40)
+    with pytest.raises(ValueError):       # NVLS needs an H100-class NVSwitch
+        e.update(algorithm="nvls", system="8x A100, NVSwitch (one DGX A100)")
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_ring_steps_invariants(n):
+    e = ex("ch07_allreduce.ring_steps")
+    start = e.update(n_ranks=n, step=0)["contributions"]
+    assert np.all(start == 1)
+    mid = e.update(n_ranks=n, step=n - 1)["contributions"]
+    for r in range(n):     # after ReduceScatter rank r owns the full chunk (r+1) mod n
+        assert mid[r, (r + 1) % n] == n
+    end = e.update(n_ranks=n, step=14)
+    assert end["step"] == 2 * (n - 1) and np.all(end["contributions"] == n)
+    step1 = e.update(n_ranks=n, step=1)
+    assert len(step1["sends"]) == n
+    assert {(m["src"], m["dst"]) for m in step1["sends"]} == {(r, (r + 1) % n) for r in range(n)}
+
+
+def test_ring_steps_bad_values():
+    e = ex("ch07_allreduce.ring_steps")
+    with pytest.raises(ValueError):
+        e.update(n_ranks=1)
+    with pytest.raises(ValueError):
+        e.update(step=-1)
+
+
+# --- chapter 8 -----------------------------------------------------------------
+def test_overlap_one_bucket_no_overlap_is_the_sum():
+    d = ex("ch08_overlap.overlap").update(n_buckets=1, overlap=False, t_backward_s=0.5)
+    assert d["iteration_s"] == pytest.approx(0.5 + d["t_comm_bucketed_s"])
+    assert d["iteration_s"] == pytest.approx(d["sum_s"])
+
+
+@pytest.mark.parametrize("k", [2, 8, 32])
+def test_overlap_bounds(k):
+    d = ex("ch08_overlap.overlap").update(n_buckets=k, overlap=True, t_backward_s=0.2,
+                                          system="8x H100, PCIe Gen5 only")
+    per_bucket = d["t_comm_bucketed_s"] / k
+    # the last bucket can only start when the backward pass ends
+    assert d["iteration_s"] >= 0.2 + per_bucket - 1e-12
+    assert d["iteration_s"] >= max(0.2, d["t_comm_bucketed_s"]) - 1e-12
+    assert d["iteration_s"] <= 0.2 + d["t_comm_bucketed_s"] + 1e-12
+
+
+def test_more_buckets_pay_more_start_ups():
+    e = ex("ch08_overlap.overlap")
+    few = e.update(n_buckets=2, n_params=1e8)
+    many = e.update(n_buckets=64, n_params=1e8)
+    assert many["t_comm_bucketed_s"] > few["t_comm_bucketed_s"]
+
+
+def test_stragglers_without_noise_one_slow_gpu_sets_the_pace():
+    d = ex("ch08_overlap.stragglers").update(jitter=0.0, slow_gpus=1, slowdown=0.5,
+                                             step_s=0.1, n_phases=12)
+    assert d["every_s"] == pytest.approx(0.15) and d["once_s"] == pytest.approx(0.15)
+    assert d["wait_every_s"][1] == pytest.approx(0.05) and d["wait_every_s"][0] == pytest.approx(0)
+
+
+def test_stragglers_barriers_never_help():
+    e = ex("ch08_overlap.stragglers")
+    for phases in (1, 6, 48):
+        d = e.update(n_phases=phases, jitter=0.3)
+        assert d["every_s"] >= d["once_s"] - 1e-15
+        assert d["once_s"] == pytest.approx(d["busy_s"].max())
+    one = e.update(n_phases=1, jitter=0.3)
+    assert one["every_s"] == pytest.approx(one["once_s"])
+
+
+# --- chapter 9 -----------------------------------------------------------------
+def test_scaling_seeds_rule_recomputed():
+    d = ex("ch09_scaling.scaling").update(t_compute_s=0.8, n_params=7e9)
+    r = d["t_pair_s"] / 0.8
+    for n, s in zip(d["n_gpus"], d["seeds_speedup"]):
+        assert s == pytest.approx(n / (1 + (n - 1) * r))
+    assert d["model_speedup"][0] == pytest.approx(1.0)
+    assert d["model_speedup"][-1] > 5 * d["seeds_speedup"][-1]   # the rule breaks
+    assert d["seeds_m_total_bytes"] == pytest.approx(7e9 * 2 * 1024)
+    assert d["sent_per_gpu_bytes"] == pytest.approx(2 * 1023 / 1024 * 7e9 * 2)
+
+
+def test_scaling_full_overlap_is_linear_when_comm_fits():
+    d = ex("ch09_scaling.scaling").update(t_compute_s=10.0, n_params=1e8, overlap=1.0)
+    assert np.allclose(d["model_speedup"], d["n_gpus"])
+    eff = ex("ch09_scaling.scaling").update(view="efficiency")
+    assert np.allclose(eff["efficiency_model"], eff["model_speedup"] / np.array(eff["n_gpus"]))
+
+
+def test_scaling_fewer_nics_hurt_only_across_nodes():
+    e = ex("ch09_scaling.scaling")
+    eight = e.update(nics_per_node=8)["t_comm_s"]
+    one = e.update(nics_per_node=1)["t_comm_s"]
+    assert np.allclose(eight[:4], one[:4])             # N <= 8: inside the node
+    assert np.all(one[4:] > eight[4:])
+
+
+@pytest.mark.parametrize("p,n", [(0.99, 1000), (0.95, 64), (0.5, 1)])
+def test_amdahl(p, n):
+    d = ex("ch09_scaling.amdahl").update(parallel_fraction=p, n_gpus=n)
+    assert d["speedup"] == pytest.approx(1 / ((1 - p) + p / n))
+    assert d["limit"] == pytest.approx(1 / (1 - p))
+    assert np.all(d["curve"] <= d["limit"] + 1e-9)
+
+
+def test_amdahl_bad_values():
+    with pytest.raises(ValueError):
+        ex("ch09_scaling.amdahl").update(parallel_fraction=1.2)
+    with pytest.raises(ValueError):
+        ex("ch09_scaling.amdahl").update(n_gpus=0)
+
+
+def test_growth_matches_lane_arithmetic():
+    # links x lanes per direction x lane rate (Gb/s) / 8, per generation
+    spec = {1: 4 * 8 * 20, 2: 6 * 8 * 25, 3: 12 * 4 * 50, 4: 18 * 2 * 100, 5: 18 * 2 * 200}
+    d = ex("ch09_scaling.growth").update(base_generation=1, growth_per_generation=1.0)
+    assert np.allclose(d["actual"], [spec[g] * 1e9 / 8 for g in d["generations"]])
+    assert d["model"][-1] == pytest.approx(spec[1] * 1e9 / 8 * 2**4)
+    assert d["fitted_g"] == pytest.approx((spec[5] / spec[1]) ** 0.25 - 1)
+
+
+# --- chapter 10 ----------------------------------------------------------------
+SCENARIOS = ["tp_inference_70b", "roce_training_1024", "edge_cloud_inference",
+             "dgx_h100_175b", "tp_token_latency", "hpc_halo_exchange"]
+
+
+@pytest.mark.parametrize("key", SCENARIOS)
+def test_scenario_gain_is_ratio_of_step_times(key):
+    r = ex("ch10_scenarios").update(scenario=key)["result"]
+    for side in ("baseline", "improved"):
+        s = r[side]
+        assert s["total_s"] == pytest.approx(s["compute_s"] + s["comm_s"])
+    assert r["model_gain"] == pytest.approx(r["baseline"]["total_s"] / r["improved"]["total_s"])
+    assert r["plausible"] and r["depends_on"] and r["uncheckable"]
+
+
+def test_tp_token_latency_recomputed_by_hand():
+    r = ex("ch10_scenarios").update(scenario="tp_token_latency", load=1.0,
+                                    efficiency=0.5)["result"]
+    msg = 2048 * 8192 * 2
+    nv = 12 * 4 * 50e9 / 8                      # A100 NVLink 3 per direction
+    pcie = 16 * 16e9 * 128 / 130 / 8            # PCIe Gen4 x16 per direction
+
+    def comm(b, alpha):
+        return 160 * (2 * 7 / 8 * msg / b + 14 * alpha)
+
+    assert r["improved"]["comm_s"] == pytest.approx(comm(nv, 0.6e-6))
+    assert r["baseline"]["comm_s"] == pytest.approx(comm(pcie, 1.0e-6))
+    assert r["improved"]["compute_s"] == pytest.approx(2 * 70e9 * 2048 / (8 * 312e12 * 0.5))
+    assert 0.05 < r["exchange_ratio"] < 0.15    # "a tenth", as the seed says
+
+
+def test_scenario_load_scales_the_workload():
+    e = ex("ch10_scenarios")
+    small = e.update(scenario="hpc_halo_exchange", load=0.1)["result"]
+    big = e.update(scenario="hpc_halo_exchange", load=10.0)["result"]
+    assert big["model_gain"] < small["model_gain"]      # big domains are compute-bound
+
+
+def test_scenario_bad_values():
+    e = ex("ch10_scenarios")
+    with pytest.raises(ValueError):
+        e.update(load=0.0)
+    with pytest.raises(ValueError):
+        e.update(efficiency=1.5)
+
+
+# --- chapter 11 ----------------------------------------------------------------
+def test_myth_checker_covers_all_eight():
+    e = ex("ch11_myths")
+    options = [o[1] for o in e.controls["myth"]["options"]]
+    assert len(options) == 8
+    for key in options:
+        d = e.update(myth=key)
+        assert d["myth"].key == key
+        assert d["myth"].claim in e.readout(d)
+        assert math.isfinite(sum(v for _, v in d["evidence"]["bars"]))

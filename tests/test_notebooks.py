@@ -1,0 +1,138 @@
+"""Every notebook in notebooks/: committed with outputs stripped, built to the
+chapter rhythm, and executing without an error in a fresh ``python3`` kernel.
+
+Parametrised over ``notebooks/*.ipynb``, so chapters added later are checked
+automatically.  The execution test runs each notebook with nbclient
+(``MPLBACKEND=Agg``, the repository on ``PYTHONPATH``, quick labs) and a
+per-notebook timeout; run time and peak memory are measured by
+``benchmarks/bench_notebooks.py``, not here.
+"""
+
+import json
+import os
+import pathlib
+import re
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+NB_DIR = REPO / "notebooks"
+NOTEBOOKS = sorted(p for p in NB_DIR.glob("*.ipynb"))
+IDS = [p.name for p in NOTEBOOKS]
+#: the course's chapter files (chapters.md); links must point at these names
+CHAPTER_FILES = {
+    "00_start_here.ipynb", "01_city_at_night.ipynb", "02_maglev_line.ipynb",
+    "03_arterial_roads.ipynb", "04_freight_fleet.ipynb", "05_high_speed_rail.ipynb",
+    "06_road_map.ipynb", "07_sharing_the_load.ipynb", "08_traffic_lights.ipynb",
+    "09_how_big.ipynb", "10_city_at_work.ipynb", "11_rumours_and_interviews.ipynb",
+}
+TIMEOUT_S = 180
+
+
+def load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def sources(nb, kind=None):
+    return ["".join(c["source"]) for c in nb["cells"] if kind is None or c["cell_type"] == kind]
+
+
+def chapter_number(path):
+    return int(path.name[:2])
+
+
+def test_notebooks_exist():
+    names = {p.name for p in NOTEBOOKS}
+    for n in ["00_start_here.ipynb", "01_city_at_night.ipynb", "02_maglev_line.ipynb",
+              "03_arterial_roads.ipynb", "04_freight_fleet.ipynb",
+              "05_high_speed_rail.ipynb", "06_road_map.ipynb"]:
+        assert n in names
+    assert names <= CHAPTER_FILES, f"unexpected notebook names: {names - CHAPTER_FILES}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_outputs_stripped_and_kernel(path):
+    nb = load(path)
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] == "code":
+            assert cell.get("outputs") == [], f"cell {i} has outputs: strip them"
+            assert cell.get("execution_count") is None, f"cell {i} has an execution count"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_chapter_structure(path):
+    nb = load(path)
+    md = "\n".join(sources(nb, "markdown"))
+    code = "\n".join(sources(nb, "code"))
+    assert md.lstrip().startswith("# "), "a notebook opens with its title"
+    assert re.search(r"learning objectives", md, re.I), "learning objectives missing"
+    assert re.search(r"^> \*\*Takeaway\.\*\*", md, re.M), "no '> **Takeaway.**' box"
+    assert re.search(r"^## Summary", md, re.M), "no '## Summary'"
+    assert re.search(r"^## Exercises", md, re.M), "no '## Exercises'"
+    assert "import course_lib as cl" in code
+    if chapter_number(path) >= 1:
+        assert re.search(r"explorers\.\w+\.\w+\([^)]*\)\.show\(\)", code), "no explorer shown"
+        assert re.search(r"quiz\.show\(", code), "no quiz"
+    for target in re.findall(r"\]\(([^)#]+\.ipynb)", md):
+        assert target in CHAPTER_FILES, f"link to unknown notebook {target}"
+
+
+def test_start_page_maps_every_chapter_and_runs_the_doctor():
+    nb = load(NB_DIR / "00_start_here.ipynb")
+    md = "\n".join(sources(nb, "markdown"))
+    for name in CHAPTER_FILES - {"00_start_here.ipynb"}:
+        assert f"]({name})" in md, f"start page does not link {name}"
+    code = "\n".join(sources(nb, "code"))
+    assert "doctor" in code and "ImportError" in code
+
+
+def test_no_error_cells_are_committed():
+    # a committed notebook with an error output would show a traceback to learners
+    for path in NOTEBOOKS:
+        for cell in load(path)["cells"]:
+            for out in cell.get("outputs", []):
+                assert out.get("output_type") != "error", path.name
+
+
+@pytest.fixture(scope="module")
+def kernel_env():
+    env = {"MPLBACKEND": "Agg",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           "PATH": os.pathsep.join([str(pathlib.Path(sys.executable).parent),
+                                    os.environ.get("PATH", "")])}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    yield env
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_executes(path, kernel_env):
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3",
+                            resources={"metadata": {"path": str(NB_DIR)}})
+    client.execute()            # raises CellExecutionError on the first failing cell
+    errors, widgets = [], 0
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                errors.append(f"cell {i}: {out.ename}: {out.evalue}")
+            if out.output_type == "stream" and out.name == "stderr" and \
+                    "Traceback" in out.text:
+                errors.append(f"cell {i}: traceback on stderr")
+            data = out.get("data", {})
+            if "application/vnd.jupyter.widget-view+json" in data:
+                widgets += 1
+    assert not errors, "\n".join(errors)
+    if chapter_number(path) >= 1:
+        assert widgets >= 2, "an explorer and a quiz should display widgets"

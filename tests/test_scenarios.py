@@ -1,0 +1,88 @@
+"""course_lib.scenarios: the six seed scenarios, checked against hand
+derivations with catalog inputs (lane counts, PCIe encoding, datasheet peaks)."""
+
+import math
+
+import pytest
+
+from course_lib import scenarios
+
+C = 299_792_458.0
+A100_NVLINK = 12 * 4 * 50e9 / 8          # bytes/s per direction
+PCIE4 = 16 * 16e9 * 128 / 130 / 8
+
+
+def test_six_scenarios_in_chapter_order():
+    assert scenarios.scenario_names() == [
+        "tp_inference_70b", "roce_training_1024", "edge_cloud_inference",
+        "dgx_h100_175b", "tp_token_latency", "hpc_halo_exchange"]
+    assert set(scenarios.LOAD_MEANING) == set(scenarios.SCENARIOS)
+
+
+@pytest.mark.parametrize("key", scenarios.scenario_names())
+def test_result_shape_and_report(key):
+    r = scenarios.scenario(key)
+    assert r["key"] == key and r["source"].startswith("seed 00")
+    assert r["claims"] and r["rows"]
+    md = scenarios.report_markdown(r)
+    assert r["title"] in md and "| quantity | value |" in md
+
+
+def test_hierarchical_allreduce_by_hand():
+    s, g, m, bi, bo = 8e9, 8, 4, 100e9, 10e9
+    expected = (7 / 8 * s / bi) + (2 * 3 / 4 * (s / 8) / bo) + (7 / 8 * s / bi)
+    assert scenarios.hierarchical_allreduce_time_s(s, g, m, bi, bo) == pytest.approx(expected)
+
+
+def test_tp_inference_by_hand():
+    r = scenarios.tp_inference_70b(batch=64, efficiency=0.5)
+    weights = 70e9 * 2 / 8 / 2039e9
+    flops = 2 * 70e9 * 64 / (8 * 312e12 * 0.5)
+    assert r["improved"]["compute_s"] == pytest.approx(max(weights, flops))
+    msg = 64 * 8192 * 2
+    comm = 160 * (2 * 7 / 8 * msg / A100_NVLINK + 14 * 0.6e-6)
+    assert r["improved"]["comm_s"] == pytest.approx(comm)
+    assert r["claimed_gain"] == 3.2
+
+
+def test_roce_claim_arithmetic():
+    r = scenarios.roce_training_1024()
+    # a 12 s -> 1.8 s change gives x6 only if compute <= (12 - 6 x 1.8) / 5
+    assert r["compute_for_x6_s"] == pytest.approx((12 - 6 * 1.8) / 5)
+    net = 2 * 127 / 128 * 100e9 * 2 / 8
+    assert r["net_bytes_per_gpu"] == pytest.approx(net)
+    assert r["tcp_line_rate_fraction"] == pytest.approx(net / 50e9 / 12)
+
+
+def test_edge_cloud_distance_budget():
+    r = scenarios.edge_cloud_inference(distance_km=100)
+    assert r["max_distance_km"] == pytest.approx(3e-3 * 0.7 * C / 2 / 1e3)
+    assert r["fibre_rtt_s"] == pytest.approx(2 * 100e3 / (0.7 * C))
+    assert r["improved"]["comm_s"] < r["baseline"]["comm_s"]
+
+
+def test_175b_full_sync_is_seconds_not_milliseconds():
+    r = scenarios.dgx_h100_175b()
+    assert r["pure_dp_nvlink_s"] > 1.0 and r["pure_dp_pcie_s"] > r["pure_dp_nvlink_s"]
+    assert r["shard_bytes"] == pytest.approx(175e9 * 2 / (8 * 16))
+    assert r["params"]["dp"] == 1024 // (8 * 16)
+    with pytest.raises(ValueError):
+        scenarios.dgx_h100_175b(tp=8, pp=3)
+
+
+def test_halo_exchange_by_hand():
+    r = scenarios.hpc_halo_exchange(cells_per_side=64, bytes_per_cell=16, efficiency=0.5)
+    halo = 6 * 64**2 * 16
+    assert r["improved"]["comm_s"] == pytest.approx(6 * 2e-6 + halo / A100_NVLINK)
+    assert r["baseline"]["comm_s"] == pytest.approx(6 * 15e-6 + 2 * halo / PCIE4)
+    assert r["baseline"]["compute_s"] == pytest.approx(10 * 64**3 * 16 / 2039e9)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError):
+        scenarios.scenario("nope")
+    with pytest.raises(ValueError):
+        scenarios.tp_token_latency(efficiency=0)
+    with pytest.raises(ValueError):
+        scenarios.edge_cloud_inference(load=-1)
+    assert math.isfinite(scenarios.scenario("tp_token_latency")["model_gain"])

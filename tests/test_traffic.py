@@ -1,0 +1,90 @@
+"""course_lib.traffic: barriers, stragglers, bucket overlap, accumulation and
+the ring AllReduce schedule, checked against their defining properties."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from course_lib import traffic
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(float, st.tuples(st.integers(1, 6), st.integers(1, 6)),
+              elements=st.floats(0, 10, allow_nan=False)))
+def test_max_of_sums_never_exceeds_sum_of_maxes(t):
+    every = traffic.barrier_step_time_s(t, every_phase=True)
+    once = traffic.barrier_step_time_s(t, every_phase=False)
+    assert once <= every + 1e-9
+    assert once == pytest.approx(max(row.sum() for row in t))
+
+
+def test_barrier_bad_input():
+    with pytest.raises(ValueError):
+        traffic.barrier_step_time_s([1.0, 2.0])
+    with pytest.raises(ValueError):
+        traffic.barrier_step_time_s([[1.0, -1.0]])
+
+
+def test_stragglers_deterministic_and_slowdown():
+    a = traffic.straggler_phase_times_s(4, 5, 0.1, jitter=0.2, seed=3)
+    b = traffic.straggler_phase_times_s(4, 5, 0.1, jitter=0.2, seed=3)
+    assert np.array_equal(a, b) and a.shape == (4, 5) and np.all(a >= 0)
+    t = traffic.straggler_phase_times_s(3, 2, 1.0, jitter=0.0, slow_gpus=1, slowdown=0.5)
+    assert t.tolist() == [[1.5, 1.5], [1.0, 1.0], [1.0, 1.0]]
+    with pytest.raises(ValueError):
+        traffic.straggler_phase_times_s(2, 2, 1.0, slow_gpus=3)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 16])
+def test_bucket_schedule(k):
+    s = traffic.bucket_overlap_schedule(1.0, 0.5, n_buckets=k, overlap=True)
+    # comm is serial: buckets do not overlap each other and start only when ready
+    for i, (a, b) in enumerate(s["comm"]):
+        assert a >= (i + 1) / k - 1e-12
+        assert b - a == pytest.approx(0.5 / k)
+        if i:
+            assert a >= s["comm"][i - 1][1] - 1e-12
+    assert s["iteration_s"] == pytest.approx(1.0 + 0.5 / k)   # comm < compute: last tail
+    off = traffic.bucket_overlap_schedule(1.0, 0.5, n_buckets=k, overlap=False)
+    assert off["iteration_s"] == pytest.approx(1.5)
+
+
+def test_bucket_schedule_comm_bound_and_latency():
+    s = traffic.bucket_overlap_schedule(1.0, 4.0, n_buckets=4, bucket_latency_s=0.1)
+    # first bucket ready at 0.25, then 4 back-to-back reductions of 1.1 s
+    assert s["iteration_s"] == pytest.approx(0.25 + 4 * 1.1)
+    with pytest.raises(TypeError):
+        traffic.bucket_overlap_schedule(1.0, 1.0, overlap=0.5)
+
+
+def test_accumulation():
+    assert traffic.accumulation_time_per_batch_s(1.0, 2.0, 1) == pytest.approx(3.0)
+    assert traffic.accumulation_time_per_batch_s(1.0, 2.0, 4) == pytest.approx(1.5)
+    assert traffic.accumulation_time_per_batch_s(1.0, 2.0, 4, overlap=True) == pytest.approx(1.25)
+    with pytest.raises(ValueError):
+        traffic.accumulation_time_per_batch_s(1.0, 1.0, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 9), st.integers(0, 10_000))
+def test_ring_replay_sums(n, seed):
+    x = np.random.default_rng(seed).normal(size=(n, n))
+    assert np.allclose(traffic.ring_allreduce_replay(x), x.sum(axis=0))
+
+
+@pytest.mark.parametrize("n", [2, 4, 7])
+def test_ring_schedule_counts(n):
+    steps = traffic.ring_allreduce_schedule(n)
+    assert len(steps) == 2 * (n - 1)
+    for step in steps:      # every rank sends exactly one chunk to its right neighbour
+        assert sorted(m["src"] for m in step) == list(range(n))
+        assert all(m["dst"] == (m["src"] + 1) % n for m in step)
+    # in ReduceScatter each rank sends each chunk except one exactly once
+    for r in range(n):
+        sent = [steps[s][r]["chunk"] for s in range(n - 1)]
+        assert len(set(sent)) == n - 1
+    assert traffic.ring_allreduce_contributions(n, 2 * (n - 1)).min() == n
+    with pytest.raises(ValueError):
+        traffic.ring_allreduce_contributions(n, 2 * n)
