@@ -30,8 +30,14 @@ browser:  ## Debian's chromium for the real-browser tests (needs root and apt-ge
 test: setup browser  ## run the whole test suite
 	$(PY) -m pytest
 
-doctor: setup
+doctor: setup  ## is this machine ready for the course?
 	$(PY) -m course_lib doctor
+
+release: setup  ## regenerate exercises/ (student release) from solutions/ (nbgrader source)
+	$(PY) -m autograder release
+
+autograde: setup  ## grade collected submissions: make autograde ZIP=submissions.zip
+	$(PY) -m autograder all $(if $(ZIP),--zip $(ZIP),) $(ASSIGNMENT)
 
 bench: setup  ## benchmarks (speed, memory, calibration error)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

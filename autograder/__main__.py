@@ -96,7 +96,10 @@ def main(argv=None) -> int:
         course.export(args.to)
         return 0
     if args.verb == "all":
-        course.release([args.assignment], out_dir=course.dir + "/_released_check", check=True)
+        if course.release([args.assignment], check=True):
+            print("exercises/ is out of date with solutions/: run `python -m autograder release` "
+                  "and re-publish before grading")
+            return 1
         course.collect_zip(args.assignment, args.zip)
         rows = course.autograde(args.assignment)
         course.feedback(args.assignment)

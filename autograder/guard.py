@@ -294,6 +294,9 @@ class GuardedExecute(Execute):
         try:
             nb, resources = super().preprocess(nb, resources, km)
         finally:
+            home = getattr(getattr(self, "km", None), "_sandbox_home", None)
+            if home:  # a killed kernel skips the manager's clean-up
+                shutil.rmtree(home, ignore_errors=True)
             after = _fingerprint(protected + watched)
             changed = sorted(p for p in set(before) | set(after)
                              if before.get(p) != after.get(p)

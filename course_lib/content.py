@@ -584,9 +584,9 @@ INTERVIEW_QUESTIONS: list[Question] = [
              "NVLink Switch systems build them across a rack (GB200 NVL72: 72 GPUs; "
              "NVIDIA quotes up to 576 for NVLink 5).",
              {0: "Too small: 8-GPU servers are the standard building block.",
-              2: "Possible with external NVLink switches (e.g. NVIDIA's DGX GH200 "
-                 "joined 256 superchips), but not typical of a server; the seed is "
-                 "wrong to call it physically impossible.",
+              2: "Possible with external NVLink switches (NVIDIA quotes NVLink 5 "
+                 "domains of up to 576 GPUs), but not typical of a server; the seed "
+                 "is wrong to call it physically impossible.",
               3: "Every domain is bounded by ports, switch radix and cable reach."},
              source=_S3 + " Q9"),
     Question("Which use suits NVLink-C2C best?",

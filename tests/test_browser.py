@@ -181,13 +181,13 @@ def test_explorer_redraws_in_jupyterlab(lab_server, browser, notebook, title):
         assert after[0] != before[0], "the plot image did not change after the dropdown"
         assert after[1] != before[1], "the readout did not change after the dropdown"
 
-        # 2. move a slider with the keyboard
+        # 2. move a slider with the keyboard (left: a slider may start at its maximum)
         handle = explorer.locator(".noUi-handle, .widget-slider .ui-slider-handle, "
                                   "input[type='range']").first
         if handle.count():
             handle.focus()
             for _ in range(3):
-                page.keyboard.press("ArrowRight")
+                page.keyboard.press("ArrowLeft")
             moved = _wait_change(page, explorer, after)
             assert moved[1] != after[1], "the readout did not change after the slider"
     finally:

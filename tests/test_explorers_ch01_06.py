@@ -152,9 +152,12 @@ def test_crossover_infinite_when_nvlink_wins_everywhere():
     assert math.isinf(e.update(gpu="A100", nvlink_links=1)["crossover_bytes"])
 
 
-def test_crossover_rejects_more_links_than_the_gpu_has():
+def test_crossover_clips_links_to_the_gpu_and_model_rejects_them():
+    d = ex("ch03_crossover").update(gpu="P100", nvlink_links=18)
+    assert d["nvlink_links"] == 4 and "4 NVLink links" in d["note"]
+    assert close(d["nvlink"]["bw_bytes_per_s"], 4 * 8 * 20e9 / 8)
     with pytest.raises(ValueError, match="nvlink_links"):
-        ex("ch03_crossover").update(gpu="P100", nvlink_links=18)
+        cl.route_parameters("p2p-nvlink", gpu="P100", nvlink_links=18)
 
 
 def test_crossover_point_times():

@@ -28,7 +28,7 @@ SIZES_BYTES = np.logspace(2, 10, 33)
 CONTROLS = {
     "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
     "nvlink_links": {"type": "IntSlider", "min": 1, "max": 18, "value": 18,
-                     "description": "NVLink links between the pair"},
+                     "description": "NVLink links between the pair (up to the GPU's)"},
     "n_bytes": {"type": "FloatLogSlider", "min": 2, "max": 10, "step": 0.25,
                 "value": 1e7, "description": "message size (bytes)",
                 "readout_format": ".3g"},
@@ -37,6 +37,7 @@ CONTROLS = {
 
 def compute(gpu, nvlink_links, n_bytes):
     g = hardware.gpu(gpu)
+    asked, nvlink_links = nvlink_links, min(nvlink_links, g.nvlink_links)
     nv = analytic.route_parameters("p2p-nvlink", gpu=gpu, nvlink_links=nvlink_links)
     pc = analytic.route_parameters("p2p-staged", gpu=gpu)
     curves = {}
@@ -52,7 +53,10 @@ def compute(gpu, nvlink_links, n_bytes):
             "crossover_bytes": analytic.route_crossover_bytes(nv, pc),
             "bw_ratio": nv["bw_bytes_per_s"] / pc["bw_bytes_per_s"],
             "half_bw_nvlink_bytes": analytic.half_bandwidth_bytes(
-                nv["latency_s"], nv["bw_bytes_per_s"])}
+                nv["latency_s"], nv["bw_bytes_per_s"]),
+            "nvlink_links": nvlink_links,
+            "note": (f"The {g.name} has {g.nvlink_links} NVLink links; using "
+                     f"{nvlink_links}, not {asked}. " if asked > nvlink_links else "")}
 
 
 def plot(data, fig):
@@ -78,7 +82,7 @@ def readout(data):
                f"below <b>{format_bytes(x)}</b> NVLink wins (smaller start-up), "
                f"above it PCIe wins (more bandwidth)")
     faster = "NVLink" if data["t_nvlink_s"] <= data["t_pcie_s"] else "PCIe"
-    return (f"NVLink {format_bandwidth(data['nvlink']['bw_bytes_per_s'])} vs PCIe "
+    return (f"{data['note']}NVLink {format_bandwidth(data['nvlink']['bw_bytes_per_s'])} vs PCIe "
             f"{format_bandwidth(data['pcie']['bw_bytes_per_s'])} per direction "
             f"(ratio {data['bw_ratio']:.1f}x); {verdict}. At "
             f"{format_bytes(data['n_bytes'])}: NVLink {format_time(data['t_nvlink_s'])}, "

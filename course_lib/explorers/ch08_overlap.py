@@ -26,6 +26,8 @@ from .. import predict, traffic
 from ..analytic import gradient_bytes, iteration_time_s
 from ..units import format_bytes, format_time
 from ..widgets import Explorer
+from matplotlib.ticker import MaxNLocator
+
 from ._common import COLOURS, fast_layout, time_formatter
 
 LINKS = {
@@ -86,6 +88,7 @@ def plot(data, fig):
     ax.set_ylim(0, 2.4)
     ax.set_xlim(0, max(data["sum_s"], data["iteration_s"]) * 1.05)
     ax.xaxis.set_major_formatter(time_formatter())
+    ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.set_xlabel("time in the step")
     ax.set_title(f"{format_bytes(data['grad_bytes'])} of gradients on "
                  f"{data['system']}: step = {format_time(data['iteration_s'])}",
@@ -155,6 +158,7 @@ def straggler_plot(data, fig):
     ax.set_ylabel("GPUs")
     ax.set_xlim(0, data["every_s"] * 1.08)
     ax.xaxis.set_major_formatter(time_formatter())
+    ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.legend(fontsize=8, loc="lower right")
     ax.set_title(f"{data['n_phases']} barriers a step: {format_time(data['every_s'])};"
                  f" one barrier: {format_time(data['once_s'])}", fontsize=9)

@@ -16,6 +16,8 @@ from __future__ import annotations
 from .. import scenarios
 from ..units import format_time
 from ..widgets import Explorer
+from matplotlib.ticker import MaxNLocator
+
 from ._common import fast_layout, time_formatter
 
 _TITLES = {k: scenarios.scenario(k)["title"] for k in scenarios.scenario_names()}
@@ -50,6 +52,7 @@ def plot(data, fig):
     ax.set_yticks(y)
     ax.set_yticklabels([s["label"][:32] for s in sides], fontsize=8)
     ax.xaxis.set_major_formatter(time_formatter())
+    ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.set_xlabel("time per step / request (compute, then communication)")
     ax.legend(fontsize=8, loc="lower right")
     claim = (f"seed claims x{r['claimed_gain']:.2g}" if r["claimed_gain"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from .. import content
 from ..widgets import Explorer
+from matplotlib.ticker import MaxNLocator
+
 from ._common import fast_layout, time_formatter
 
 CONTROLS = {
@@ -46,6 +48,7 @@ def plot(data, fig):
     else:
         ax.set_xlim(0, 1)
         ax.set_xlabel("share of the bandwidth reached")
+    ax.xaxis.set_major_locator(MaxNLocator(5))
     m = data["myth"]
     number = content.myth_keys().index(m.key) + 1
     ax.set_title(f"Myth {number} (seed {m.source.split()[1].rstrip(',')}): "

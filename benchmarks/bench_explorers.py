@@ -1,0 +1,117 @@
+"""How fast does every explorer respond? Median compute + redraw, per explorer.
+
+    .venv/bin/python benchmarks/bench_explorers.py [--repeats 20] [--json out.json] [--strict]
+
+For every explorer the course has (``course_lib.explorers.iter_explorers()``:
+chapters added later are picked up automatically) this times
+``Explorer.time_update``: the model call, the redraw on the reused figure and
+the PNG encoding -- what a learner waits for after moving a slider (the
+browser's own display time is not included).  Each explorer is timed at its
+default settings and at each control's *other* values (one alternative per
+control: the next option of a dropdown, the opposite end of a slider), and the
+worst of those medians is reported too.  Also reported: the CPU time of the
+median (``time.process_time``), which is less sensitive than wall time to
+other work on a shared machine, and the machine's load average.
+
+Budget (COURSE.md / chapters.md): <= 50 ms median compute + redraw.  The
+script prints OVER for an explorer above it and, with ``--strict``, exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+BUDGET_S = 0.050
+
+
+def _alternatives(explorer) -> list[dict]:
+    """One changed value per control: a different option, or the other end of a slider."""
+    from course_lib.widgets import _options
+
+    alts = []
+    for name, spec in explorer.controls.items():
+        kind, value = spec["type"], spec["value"]
+        if kind in ("Dropdown", "ToggleButtons"):
+            opts = _options(spec)
+            alt = opts[(opts.index(value) + 1) % len(opts)]
+        elif kind == "Checkbox":
+            alt = not value
+        elif kind == "FloatLogSlider":
+            base = spec.get("base", 10)
+            lo, hi = base ** spec["min"], base ** spec["max"]
+            alt = lo if value > (lo * hi) ** 0.5 else hi
+        else:
+            lo, hi = spec["min"], spec["max"]
+            alt = lo if value > (lo + hi) / 2 else hi
+        alts.append({name: alt})
+    return alts
+
+
+def _time(explorer, repeats, **values):
+    wall, cpu = [], []
+    explorer.png(**values)                      # warm up: fonts, caches, first figure
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        explorer.png(**values)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when an explorer's default median is over budget")
+    args = parser.parse_args(argv)
+
+    from course_lib import explorers
+
+    rows = []
+    for name, factory in explorers.iter_explorers():
+        ex = factory()
+        wall, cpu = _time(ex, args.repeats)
+        worst_wall, worst_at = wall, "defaults"
+        for alt in _alternatives(ex):
+            try:
+                w, _ = _time(ex, max(3, args.repeats // 4), **alt)
+            except (ValueError, TypeError):
+                continue                        # a combination the explorer refuses
+            if w > worst_wall:
+                worst_wall, worst_at = w, ", ".join(f"{k}={v!r}" for k, v in alt.items())
+        rows.append({"explorer": name, "median_s": wall, "median_cpu_s": cpu,
+                     "worst_median_s": worst_wall, "worst_at": worst_at,
+                     "over_budget": wall > BUDGET_S})
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    print(f"# Explorer response: median compute + redraw + PNG ({args.repeats} repeats); "
+          f"budget {BUDGET_S * 1e3:.0f} ms; load average {load[0]:.2f} on "
+          f"{os.cpu_count()} CPUs\n")
+    print("| explorer | median (wall) | median (CPU) | worst setting, median | at | |")
+    print("|---|---:|---:|---:|---|---|")
+    for r in rows:
+        flag = "OVER" if r["over_budget"] else "ok"
+        print(f"| {r['explorer']} | {r['median_s'] * 1e3:.1f} ms | {r['median_cpu_s'] * 1e3:.1f} ms"
+              f" | {r['worst_median_s'] * 1e3:.1f} ms | {r['worst_at']} | {flag} |")
+    meds = [r["median_s"] for r in rows]
+    print(f"\n{len(rows)} explorers; median of medians {statistics.median(meds) * 1e3:.1f} ms; "
+          f"slowest {max(meds) * 1e3:.1f} ms; over budget: "
+          f"{sum(r['over_budget'] for r in rows)}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"budget_s": BUDGET_S, "load_average": load,
+                                               "rows": rows}, indent=2))
+    return 1 if args.strict and any(r["over_budget"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

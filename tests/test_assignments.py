@@ -1,0 +1,59 @@
+"""Structure of the graded assignments (the nbgrader source in solutions/).
+
+The grading itself (solution = full marks, blank = 0, partial credit) is run
+end to end in tests/test_autograder.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import nbformat
+import pytest
+
+from autograder import ASSIGNMENTS, REPO_ROOT, assignments_in
+
+SOLUTIONS = assignments_in()
+
+
+def _nb(a):
+    return nbformat.read(os.path.join(REPO_ROOT, "solutions", a, f"{a}.ipynb"), as_version=4)
+
+
+def test_the_four_assignments_exist():
+    assert set(ASSIGNMENTS) <= set(SOLUTIONS)
+
+
+@pytest.mark.parametrize("a", SOLUTIONS)
+def test_three_to_six_graded_parts_each_with_hidden_tests(a):
+    tests = [c for c in _nb(a).cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert 3 <= len(tests) <= 6
+    for c in tests:
+        assert c.metadata.nbgrader["locked"] and c.metadata.nbgrader["points"] > 0
+        assert c.source.lstrip().startswith('"""'), "a test cell opens with a one-line docstring"
+        assert "### BEGIN HIDDEN TESTS" in c.source and "### END HIDDEN TESTS" in c.source
+
+
+@pytest.mark.parametrize("a", SOLUTIONS)
+def test_every_solution_cell_has_markers(a):
+    sols = [c for c in _nb(a).cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert sols
+    for c in sols:
+        assert c.source.count("### BEGIN SOLUTION") == c.source.count("### END SOLUTION") >= 1
+
+
+@pytest.mark.parametrize("a", SOLUTIONS)
+def test_no_hardware_number_typed_in_solutions(a):
+    """Catalog numbers come from course_lib, never typed (e.g. 450e9, 900 GB/s, 63e9)."""
+    typed = re.compile(r"\b(?:450|900|600|300|365|370|63|126|25|50)(?:\.\d+)?\s*(?:e9|\*\s*1e9|GB/s)")
+    for c in _nb(a).cells:
+        if c.metadata.get("nbgrader", {}).get("solution"):
+            assert not typed.search(c.source), (a, c.metadata.nbgrader["grade_id"], typed.search(c.source))
+
+
+@pytest.mark.parametrize("a", SOLUTIONS)
+def test_cell_ids_are_stable(a):
+    """Cell ids derive from grade ids, so a release is reproducible."""
+    for c in _nb(a).cells:
+        assert c.id == c.metadata.nbgrader["grade_id"].replace("_", "-")
