@@ -36,8 +36,9 @@ doctor: setup  ## is this machine ready for the course?
 release: setup  ## regenerate exercises/ (student release) from solutions/ (nbgrader source)
 	$(PY) -m autograder release
 
-autograde: setup  ## grade collected submissions: make autograde ZIP=submissions.zip
-	$(PY) -m autograder all $(if $(ZIP),--zip $(ZIP),) $(ASSIGNMENT)
+autograde: setup  ## collect an LMS zip, autograde, feedback, grades.csv: make autograde ASSIGNMENT=ring_allreduce ZIP=subs.zip
+	@test -n "$(ASSIGNMENT)" -a -n "$(ZIP)" || { echo "usage: make autograde ASSIGNMENT=<name> ZIP=<lms-download.zip>"; exit 2; }
+	$(PY) -m autograder all --zip $(ZIP) $(ASSIGNMENT)
 
 bench: setup  ## benchmarks (speed, memory, calibration error)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
