@@ -11,7 +11,9 @@ default settings and at each control's *other* values (one alternative per
 control: the next option of a dropdown, the opposite end of a slider), and the
 worst of those medians is reported too.  Also reported: the CPU time of the
 median (``time.process_time``), which is less sensitive than wall time to
-other work on a shared machine, and the machine's load average.
+other work on a shared machine, the machine's load average, and the *floor*:
+the same timing for an explorer that draws one line on one axes -- what any
+matplotlib explorer costs on this machine before it draws anything of its own.
 
 Budget (COURSE.md / chapters.md): <= 50 ms median compute + redraw.  The
 script prints OVER for an explorer above it and, with ``--strict``, exits 1.
@@ -67,6 +69,20 @@ def _time(explorer, repeats, **values):
     return statistics.median(wall), statistics.median(cpu)
 
 
+def _floor_explorer():
+    """The cheapest possible explorer: one axes, one line, fixed margins.  Its
+    time is this machine's floor for any matplotlib explorer (figure clear,
+    axes, draw, PNG encode) -- a yardstick for the others."""
+    from course_lib.widgets import Explorer
+
+    def plot(data, fig):
+        fig.set_layout_engine("none")
+        fig.add_subplot(1, 1, 1).plot([0, 1, 2], [0, data["x"], 0])
+
+    return Explorer("floor", {"x": {"type": "FloatSlider", "min": 0, "max": 1, "value": 0.5}},
+                    lambda x: {"x": x}, plot, figsize=(7.2, 3.6))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
@@ -93,6 +109,7 @@ def main(argv=None) -> int:
                      "worst_median_s": worst_wall, "worst_at": worst_at,
                      "over_budget": wall > BUDGET_S})
 
+    floor_wall, floor_cpu = _time(_floor_explorer(), args.repeats)
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     print(f"# Explorer response: median compute + redraw + PNG ({args.repeats} repeats); "
           f"budget {BUDGET_S * 1e3:.0f} ms; load average {load[0]:.2f} on "
@@ -103,13 +120,15 @@ def main(argv=None) -> int:
         flag = "OVER" if r["over_budget"] else "ok"
         print(f"| {r['explorer']} | {r['median_s'] * 1e3:.1f} ms | {r['median_cpu_s'] * 1e3:.1f} ms"
               f" | {r['worst_median_s'] * 1e3:.1f} ms | {r['worst_at']} | {flag} |")
+    print(f"| *(floor: one axes, one line)* | {floor_wall * 1e3:.1f} ms | "
+          f"{floor_cpu * 1e3:.1f} ms | | | |")
     meds = [r["median_s"] for r in rows]
     print(f"\n{len(rows)} explorers; median of medians {statistics.median(meds) * 1e3:.1f} ms; "
           f"slowest {max(meds) * 1e3:.1f} ms; over budget: "
           f"{sum(r['over_budget'] for r in rows)}")
     if args.json:
         Path(args.json).write_text(json.dumps({"budget_s": BUDGET_S, "load_average": load,
-                                               "rows": rows}, indent=2))
+                                               "floor_s": floor_wall, "rows": rows}, indent=2))
     return 1 if args.strict and any(r["over_budget"] for r in rows) else 0
 
 

@@ -25,7 +25,7 @@ def no_minor_ticks(ax):
 
     for axis in (ax.xaxis, ax.yaxis):
         if axis.get_scale() == "log":
-            axis.set_major_locator(LogLocator(base=10, numticks=6))
+            axis.set_major_locator(LogLocator(base=10, numticks=5))
         axis.set_minor_locator(NullLocator())
 
 
@@ -64,5 +64,5 @@ def bw_formatter():
     return FuncFormatter(lambda v, _: format_bandwidth(v, digits=3))
 
 
-__all__ = ["COLOURS", "fast_layout", "no_minor_ticks", "loglog_axes", "bytes_formatter", "time_formatter",
-           "bw_formatter"]
+__all__ = ["COLOURS", "fast_layout", "no_minor_ticks", "loglog_axes", "bytes_formatter",
+           "time_formatter", "bw_formatter"]

@@ -6,7 +6,7 @@ GPU in another server by RDMA.  Every curve is ``T = alpha + legs x D / B``
 with the route's catalog numbers (:func:`course_lib.route_parameters`).
 
 >>> data = explorer().update(route="p2p-nvlink", n_bytes=1e9)
->>> data["time_s"] < data["times_s"]["h2d"][-1]
+>>> bool(data["time_s"] < data["times_s"]["h2d"][-1])
 True
 """
 

@@ -41,25 +41,26 @@ def compute(t_compute_s, n_bytes, gpu):
 
 
 def plot(data, fig):
-    fast_layout(fig, left=0.36, right=0.97, bottom=0.17, top=0.89)
+    fast_layout(fig, left=0.42, right=0.97, bottom=0.17, top=0.89)
     ax = fig.add_subplot(1, 1, 1)
-    labels = dict((v, k) for k, v in ROUTE_LABELS)
+    short = {"h2d": "H2D (PCIe)", "d2h": "D2H (PCIe)", "p2p-staged": "GPU-host-GPU (PCIe)",
+             "p2p-nvlink": "GPU-GPU (NVLink)", "rdma": "other server (RDMA)"}
     routes = list(data["t_comm_s"])
     y = np.arange(len(routes))
     tc = data["t_compute_s"]
     tm = np.array([data["t_comm_s"][r] for r in routes])
-    ax.barh(y, [tc] * len(routes), color="#999999", label="compute")
-    ax.barh(y, tm, left=tc, color=[COLOURS[r] for r in routes], label="communicate")
-    for yi, r in zip(y, routes):
-        ax.text(tc + data["t_comm_s"][r], yi, f"  U = {data['utilisation'][r]:.0%}",
-                va="center", fontsize=8)
-    ax.set_yticks(y, [labels[r] for r in routes], fontsize=8)
+    ax.barh(y, [tc] * len(routes), color="#999999")
+    ax.barh(y, tm, left=tc, color=[COLOURS[r] for r in routes])
+    ax.set_yticks(y, [f"{short[r]}: U = {data['utilisation'][r]:.0%}" for r in routes],
+                  fontsize=8)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(4))
     ax.xaxis.set_major_formatter(time_formatter())
-    ax.set_xlabel("time per step (compute, then communication, not overlapped)")
+    ax.set_xlabel("grey: compute, colour: waiting for freight")
     ax.invert_yaxis()
-    ax.set_xlim(0, (tc + tm.max()) * 1.3)
-    ax.set_title(f"{data['gpu']}: utilisation U = T_comp / (T_comp + T_comm)",
-                 fontsize=10)
+    ax.set_xlim(0, (tc + tm.max()) * 1.05)
+    ax.set_title(f"{data['gpu']}: U = T_comp / (T_comp + T_comm)", fontsize=10, y=1.0)
 
 
 def readout(data):

@@ -81,7 +81,7 @@ def plot(data, fig):
                   else "per direction")
     ax.legend(fontsize=8, loc="upper left")
     ax.set_title("NVLink per GPU: lanes x rate x links" +
-                 (" x 2 directions" if data["both_directions"] else ""), fontsize=10)
+                 (" x 2 directions" if data["both_directions"] else ""), fontsize=10, y=1.0)
 
 
 def readout(data):

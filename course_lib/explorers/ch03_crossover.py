@@ -72,7 +72,7 @@ def plot(data, fig):
     ax.plot([data["n_bytes"]] * 2, [data["t_nvlink_s"], data["t_pcie_s"]], "ko", ms=4)
     ax.legend(fontsize=8, loc="upper left")
     ax.set_title(f"{data['gpu']}: NVLink peer-to-peer against PCIe through the host",
-                 fontsize=10)
+                 fontsize=10, y=1.0)
 
 
 def readout(data):

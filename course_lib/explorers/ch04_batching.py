@@ -75,13 +75,16 @@ def plot(data, fig):
     ax.plot([data["n_messages"]] * 2, [data["t_separate_s"], data["t_batched_s"]],
             "ko", ms=5)
     ax.axvline(data["n_messages"], color="grey", ls=":", lw=1)
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))  # no mathtext: fast
     ax.yaxis.set_major_formatter(time_formatter())
     ax.set_xlabel("number of copies N")
     ax.set_ylabel("total time")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     ax.set_title(f"{format_bytes(data['bytes_per_message'])} per copy over PCIe "
-                 f"Gen{data['pcie_gen']}, {data['memory']} memory", fontsize=10)
+                 f"Gen{data['pcie_gen']}, {data['memory']} memory", fontsize=10, y=1.0)
 
 
 def readout(data):

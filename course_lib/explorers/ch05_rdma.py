@@ -61,43 +61,32 @@ def compute(distance_m, nic, n_bytes, endpoint):
 
 
 def plot(data, fig):
-    fast_layout(fig, left=0.11, right=0.98, bottom=0.16, wspace=0.45)
-    ax = fig.add_subplot(1, 2, 1)
+    from matplotlib.ticker import LogLocator
+
+    fast_layout(fig, left=0.13, right=0.98, bottom=0.15)
+    ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
     ax.set_yscale("log")
     no_minor_ticks(ax)
     colours = {"rdma_small_one_way": "#377eb8", "roce_small_one_way": "#4daf4a",
                "tcp_kernel_path": "#e41a1c"}
-    names = dict((v, k) for k, v in ENDPOINTS)
+    names = {"rdma_small_one_way": "RDMA, InfiniBand", "roce_small_one_way": "RDMA, RoCE",
+             "tcp_kernel_path": "TCP, kernel path"}
     for key, t in data["times_s"].items():
         ax.plot(data["sizes_bytes"], t, color=colours[key],
-                lw=2.6 if key == data["endpoint"] else 1.1,
-                label=names[key].split(" (")[0])
+                lw=2.6 if key == data["endpoint"] else 1.1, label=names[key])
+    floor = data["rtt_s"] + data["endpoint_s"]
+    ax.axhline(data["rtt_s"], color="#a6cee3", ls="--", lw=1.2, label="fibre round trip")
+    ax.axhline(floor, color=colours[data["endpoint"]], ls=":", lw=1)
     ax.plot([data["n_bytes"]], [data["time_s"]], "ko", ms=5)
-    from matplotlib.ticker import LogLocator
-
-    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))
+    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=6))
     ax.xaxis.set_major_formatter(bytes_formatter())
     ax.yaxis.set_major_formatter(time_formatter())
     ax.set_xlabel("message size")
-    ax.set_title(f"{data['family']} {data['nic']}, {data['distance_m']:.3g} m", fontsize=9)
+    ax.set_title(f"{data['family']} {data['nic']}, {data['distance_m']:.3g} m of fibre",
+                 fontsize=10, y=1.0)
     ax.legend(fontsize=7, loc="upper left")
     ax.grid(True, alpha=0.3)
-    bx = fig.add_subplot(1, 2, 2)
-    parts = [("fibre round trip", data["rtt_s"], "#a6cee3"),
-             ("end points", data["endpoint_s"], colours[data["endpoint"]]),
-             ("size / rate", data["serialisation_s"], "#b2df8a")]
-    left = 0.0
-    for label, value, colour in parts:
-        bx.barh([0], [value], left=left, color=colour, label=label, height=0.6)
-        left += value
-    bx.set_yticks([])
-    bx.xaxis.set_major_formatter(time_formatter())
-    bx.set_xlim(0, left * 1.05)
-    bx.set_ylim(-0.5, 1.6)
-    bx.legend(fontsize=7, loc="upper center", ncol=3, handlelength=1, columnspacing=0.8)
-    bx.set_title(f"where {format_bytes(data['n_bytes'])} spends its time", fontsize=9)
-    bx.tick_params(axis="x", labelsize=7)
 
 
 def readout(data):
@@ -112,4 +101,4 @@ def readout(data):
 def explorer() -> Explorer:
     """The RDMA distance/rate explorer of chapter 5."""
     return Explorer("The high-speed rail: distance, port rate, end points", CONTROLS,
-                    compute, plot, readout, figsize=(7.6, 3.6))
+                    compute, plot, readout, figsize=(7.2, 3.6))

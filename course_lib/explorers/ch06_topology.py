@@ -8,7 +8,7 @@ chapter's questions: hops from one GPU to every other
 the explorer's figure.
 
 >>> d = explorer().update(kind="ring", n_gpus=8, source=0)
->>> list(d["hops_from_source"])
+>>> d["hops_from_source"].tolist()
 [0, 1, 2, 3, 4, 3, 2, 1]
 """
 
@@ -119,7 +119,6 @@ def layout(topo, kind):
         pos.update({r + 4: (0.45 * x, 0.45 * y) for r, (x, y) in outer.items()})
         return pos
     if kind == "torus":
-        cols = max(v for v in ranks) + 1 - 0
         rows, cols = _torus_shape(len(ranks))
         return {r: ((r % cols) - (cols - 1) / 2, (rows - 1) / 2 - r // cols) for r in ranks}
     if kind == "two-level":
@@ -188,7 +187,7 @@ def plot(data, fig):
                 if any(kk == k for _, _, kk in topo.edges(data="kind"))]
     ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5),
               frameon=False)
-    ax.set_title(f"{data['name']}: {data['count']} from GPU {data['source']}", fontsize=10)
+    ax.set_title(f"{data['name']}: {data['count']} from GPU {data['source']}", fontsize=10, y=1.0)
     ax.set_axis_off()
     ax.margins(0.08)
 
