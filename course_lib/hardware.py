@@ -458,7 +458,7 @@ LATENCIES: dict[str, Fact] = {
                             "small pinned host-to-device copy, end to end"),
     "cuda_api_call": Fact(6 * US, "s", "n/a", _LAT_SRC + "not re-checked",
                           True, "per-call API overhead (5-7 us reported); "
-                          "measure it in the chapter 3 lab"),
+                          "measure it in the chapter 4 lab"),
     "dma_setup_seed": Fact(7.5 * US, "s", "n/a",
                            "seed article 000 (5-10 us), relabelled as end-to-end "
                            "small-copy latency", True,
@@ -526,7 +526,7 @@ MEASURED: dict[str, Fact] = {
         _LAT_SRC + "rapidsai/dask-cuda PR #98 (5-6 vs 11-12 GB/s); "
         "vortex-data/vortex PR #7815 (GH200: about equal)", True,
         note="pageable copies reach roughly 0.2-0.5 of pinned on x86 hosts; "
-             "measure it in the chapter 3 lab"),
+             "measure it in the chapter 4 lab"),
 }
 
 
