@@ -61,7 +61,8 @@ _FALLBACK_REQUIREMENTS = {
                  "ipywidgets>=8.1,<9", "tqdm>=4.66", "jupyterlab>=4.2,<5",
                  "ipykernel>=6.29", "nbgrader==0.9.6", "nbclient>=0.10",
                  "nbconvert>=7.16", "nbformat>=5.10", "mpi4py>=4.0", "mpich>=4.2"],
-    "optional": ["pytest>=8", "hypothesis>=6.100", "playwright>=1.45", "simpy>=4.1"],
+    "optional": ["pytest>=8", "hypothesis>=6.100", "playwright>=1.45", "pyyaml>=6",
+                 "simpy>=4.1"],
 }
 
 # distribution name -> module to import (only where importing proves something;
