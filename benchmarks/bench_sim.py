@@ -25,7 +25,7 @@ import course_lib as cl  # noqa: E402
 from course_lib.sim import Network  # noqa: E402
 from course_lib.topology import nvswitch_topology, two_level_topology  # noqa: E402
 
-MAX_TRANSFERS = 5_000_000
+MAX_TRANSFERS = 5_000_000  # raise with --max-transfers N on a quiet machine
 
 
 def timed(fn, repeat=1):
@@ -106,20 +106,30 @@ def main():
         print(f"(c) 256-GPU ring ({n_sp:,} transfers): course_lib {ours:,.0f}/s, "
               f"SimPy {theirs:,.0f}/s, ratio {ours / theirs:.0f}x (target >= 10x); "
               f"simulated times {r_ours.time_s * 1e3:.4f} ms vs {t_end * 1e3:.4f} ms")
-    # (d) scaling
-    print("(d) ranks  transfers      wall s   transfers/s")
-    n = 8
+    # (d) scaling: measured while it fits, then extrapolated (said so)
+    import resource
+
+    max_transfers = MAX_TRANSFERS
+    if "--max-transfers" in sys.argv:
+        max_transfers = int(float(sys.argv[sys.argv.index("--max-transfers") + 1]))
+    print("(d) ranks  transfers      wall s   transfers/s   peak RSS (GB)")
+    n, rate, bytes_per_transfer = 8, None, None
+    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     while n <= 16384:
         transfers = 2 * (n - 1) * n
-        if transfers > MAX_TRANSFERS:
-            print(f"    {n:5d}  {transfers:12,d}  stopped: more than {MAX_TRANSFERS:,} "
-                  f"transfers (memory on this shared machine)")
-            break
+        if transfers > max_transfers or (rate is not None and transfers / rate > 60):
+            est_s = transfers / rate if rate else float("nan")
+            est_gb = transfers * bytes_per_transfer / 1e9 if bytes_per_transfer else float("nan")
+            print(f"    {n:5d}  {transfers:12,d}  not run: extrapolated ~{est_s:,.0f} s and "
+                  f"~{est_gb:,.1f} GB (schedule + trace hold every transfer)")
+            n *= 2
+            continue
         t_d, _ = timed(lambda: cl.simulate_collective("allreduce", 1e9, cluster_topo(n)), 1)
-        print(f"    {n:5d}  {transfers:12,d}  {t_d:9.3f}  {transfers / t_d:12,.0f}")
-        if t_d > 30:
-            print("    stopped: above 30 s")
-            break
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        rate = transfers / t_d
+        if transfers >= 1_000_000:
+            bytes_per_transfer = max(rss - base_rss, 1) / transfers
+        print(f"    {n:5d}  {transfers:12,d}  {t_d:9.3f}  {rate:12,.0f}   {rss / 1e9:6.2f}")
         n *= 2
 
 
