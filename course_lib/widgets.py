@@ -10,6 +10,14 @@ An explorer is three things and nothing more (the mesa pattern):
 * ``plot(data, fig)`` -- a pure function that draws ``data`` on a matplotlib
   figure; and optionally ``readout(data) -> str`` for a one-line summary.
 
+Optional fast redraw: ``plot`` may return a dict of the artists it drew,
+and the explorer may be given ``replot(data, fig, artists)``, which updates
+those artists in place for new data (no figure clear, no new axes or tick
+objects: a redraw costs little more than the drawing itself).  ``replot``
+returns ``False`` when it cannot (e.g. the set of artists would change);
+the figure is then cleared and ``plot`` draws it afresh.  ``replot`` must
+leave the figure as ``plot`` would have drawn it.
+
 ``Explorer.update(**values)`` checks the values against the declared controls
 and returns the data -- that is what the headless tests call.
 ``Explorer.show()`` builds the ipywidgets and redraws the figure into an
@@ -114,6 +122,10 @@ class Explorer:
         ``readout(data) -> str``: a short summary shown under the plot.
     figsize : tuple
         Figure size in inches.
+    replot : callable, optional
+        ``replot(data, fig, artists) -> bool | None``: update, in place, the
+        artists that ``plot`` returned (a dict) for new data; return
+        ``False`` to ask for a full redraw instead.
     """
 
     title: str
@@ -122,7 +134,9 @@ class Explorer:
     plot: Callable
     readout: Callable[[dict], str] | None = None
     figsize: tuple = (7.0, 3.6)
+    replot: Callable | None = None
     _fig: object = field(default=None, init=False, repr=False)
+    _artists: object = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         for name, spec in self.controls.items():
@@ -180,7 +194,8 @@ class Explorer:
         """Compute and draw onto this explorer's figure; return (data, figure).
 
         The figure is reused between calls (cleared, not re-created), which
-        keeps a redraw cheap.
+        keeps a redraw cheap; with a ``replot`` and the artists ``plot``
+        returned, the artists are updated in place instead.
         """
         from matplotlib.figure import Figure
 
@@ -188,9 +203,14 @@ class Explorer:
         if self._fig is None:
             self._fig = Figure(figsize=self.figsize, dpi=80,
                                layout="constrained")
+        if (self.replot is not None and self._artists is not None
+                and self.replot(data, self._fig, self._artists) is not False):
+            return data, self._fig
+        self._artists = None
         self._fig.clear()
-        self.plot(data, self._fig)
+        artists = self.plot(data, self._fig)
         _fast_tick_labels(self._fig)
+        self._artists = artists if isinstance(artists, dict) else None
         return data, self._fig
 
     def png(self, **values) -> tuple[dict, bytes]:
@@ -201,7 +221,9 @@ class Explorer:
         from PIL import Image
 
         data, fig = self.render(**values)
-        canvas = FigureCanvasAgg(fig)
+        # one canvas per explorer: its renderer, and so matplotlib's text-layout
+        # cache, survive between redraws
+        canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
         canvas.draw()
         # encode the drawn buffer once, with light compression: a redraw must be fast
         image = Image.frombuffer("RGBA", canvas.get_width_height(),

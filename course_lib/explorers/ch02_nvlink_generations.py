@@ -61,27 +61,66 @@ def compute(gpu, links_used, both_directions):
             "ratio_to_pcie": sel / pcie_sel}
 
 
+def _bar_values(data):
+    """Heights and colours of the generation bars, and the two legend labels."""
+    gens = data["generations"]
+    key = "bidir_bytes_per_s" if data["both_directions"] else "per_dir_bytes_per_s"
+    colours = ["#1b9e77" if g["generation"] == data["generation"] else "#b3dfd3"
+               for g in gens]
+    labels = (f"{data['gpu']} with {data['links_used']} link(s)",
+              f"{data['gpu']}'s PCIe Gen{data['pcie_gen']} x16")
+    return [g[key] for g in gens], colours, labels
+
+
+def _texts(data):
+    ylabel = "both directions added" if data["both_directions"] else "per direction"
+    title = ("NVLink per GPU: lanes x rate x links" +
+             (" x 2 directions" if data["both_directions"] else ""))
+    return ylabel, title
+
+
 def plot(data, fig):
     fast_layout(fig, left=0.14, bottom=0.2)
     ax = fig.add_subplot(1, 1, 1)
     gens = data["generations"]
     x = np.arange(len(gens))
-    key = "bidir_bytes_per_s" if data["both_directions"] else "per_dir_bytes_per_s"
-    colours = ["#1b9e77" if g["generation"] == data["generation"] else "#b3dfd3"
-               for g in gens]
-    ax.bar(x, [g[key] for g in gens], color=colours, width=0.6)
-    ax.bar([data["generation"] - 1], [data["selected_bw_bytes_per_s"]], width=0.3,
-           color="#0b4f3c", label=f"{data['gpu']} with {data['links_used']} link(s)")
-    ax.axhline(data["pcie_bytes_per_s"], color="#d95f02", ls="--", lw=1.5,
-               label=f"{data['gpu']}'s PCIe Gen{data['pcie_gen']} x16")
+    heights, colours, labels = _bar_values(data)
+    bars = ax.bar(x, heights, color=colours, width=0.6)
+    sel = ax.bar([data["generation"] - 1], [data["selected_bw_bytes_per_s"]], width=0.3,
+                 color="#0b4f3c", label=labels[0])
+    pcie = ax.axhline(data["pcie_bytes_per_s"], color="#d95f02", ls="--", lw=1.5,
+                      label=labels[1])
     ax.set_xticks(x, [f"NVLink {g['generation']}\n{g['gpu']}, {g['links']} links"
                       for g in gens], fontsize=8)
     ax.yaxis.set_major_formatter(bw_formatter())
-    ax.set_ylabel("both directions added" if data["both_directions"]
-                  else "per direction")
-    ax.legend(fontsize=8, loc="upper left")
-    ax.set_title("NVLink per GPU: lanes x rate x links" +
-                 (" x 2 directions" if data["both_directions"] else ""), fontsize=10, y=1.0)
+    ylabel, title = _texts(data)
+    ax.set_ylabel(ylabel)
+    legend = ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(title, fontsize=10, y=1.0)
+    by_label = {t.get_text(): t for t in legend.get_texts()}
+    return {"ax": ax, "bars": bars, "selected": sel, "pcie": pcie,
+            "legend_texts": [by_label[label] for label in labels]}
+
+
+def replot(data, fig, artists):
+    """Update :func:`plot`'s artists in place (see :class:`course_lib.widgets.Explorer`)."""
+    ax = artists["ax"]
+    heights, colours, labels = _bar_values(data)
+    for bar, h, c in zip(artists["bars"], heights, colours):
+        bar.set_height(h)
+        bar.set_facecolor(c)
+    sel = artists["selected"]
+    sel[0].set_x(data["generation"] - 1 - sel[0].get_width() / 2)
+    sel[0].set_height(data["selected_bw_bytes_per_s"])
+    artists["pcie"].set_ydata([data["pcie_bytes_per_s"]] * 2)
+    for artist, text, label in zip((sel, artists["pcie"]), artists["legend_texts"], labels):
+        artist.set_label(label)
+        text.set_text(label)
+    ylabel, title = _texts(data)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10, y=1.0)
+    ax.relim()
+    ax.autoscale_view()
 
 
 def readout(data):
@@ -98,4 +137,4 @@ def readout(data):
 def explorer() -> Explorer:
     """The NVLink generation explorer of chapter 2."""
     return Explorer("NVLink generations: lanes x rate x links x duplex", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.6))
+                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot)

@@ -59,20 +59,59 @@ def compute(gpu, nvlink_links, n_bytes):
                      f"{nvlink_links}, not {asked}. " if asked > nvlink_links else "")}
 
 
+def _title(data):
+    return f"{data['gpu']}: NVLink peer-to-peer against PCIe through the host"
+
+
 def plot(data, fig):
     ax = loglog_axes(fig)
+    curves = {}
     for name, p in (("p2p-nvlink", data["nvlink"]), ("p2p-staged", data["pcie"])):
-        ax.plot(data["sizes_bytes"], data["times_s"][name], color=COLOURS[name], lw=2.2,
-                label=p["label"])
+        curves[name], = ax.plot(data["sizes_bytes"], data["times_s"][name],
+                                color=COLOURS[name], lw=2.2, label=p["label"])
     x = data["crossover_bytes"]
+    cross = None
     if math.isfinite(x):
-        ax.axvline(x, color="black", ls="--", lw=1.2)
-        ax.text(x, ax.get_ylim()[0] * 3, f" crossover\n {format_bytes(x)}", fontsize=8)
-    ax.axvline(data["n_bytes"], color="grey", ls=":", lw=1)
-    ax.plot([data["n_bytes"]] * 2, [data["t_nvlink_s"], data["t_pcie_s"]], "ko", ms=4)
-    ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"{data['gpu']}: NVLink peer-to-peer against PCIe through the host",
-                 fontsize=10, y=1.0)
+        line = ax.axvline(x, color="black", ls="--", lw=1.2)
+        text = ax.text(x, ax.get_ylim()[0] * 3, f" crossover\n {format_bytes(x)}",
+                       fontsize=8)
+        cross = (line, text)
+    size_line = ax.axvline(data["n_bytes"], color="grey", ls=":", lw=1)
+    points, = ax.plot([data["n_bytes"]] * 2, [data["t_nvlink_s"], data["t_pcie_s"]],
+                      "ko", ms=4)
+    legend = ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(_title(data), fontsize=10, y=1.0)
+    by_label = {t.get_text(): t for t in legend.get_texts()}
+    return {"ax": ax, "curves": curves, "cross": cross, "size_line": size_line,
+            "points": points,
+            "legend_texts": {name: by_label[line.get_label()]
+                             for name, line in curves.items()}}
+
+
+def replot(data, fig, artists):
+    """Update :func:`plot`'s artists in place (see :class:`course_lib.widgets.Explorer`);
+    a full redraw when the crossover appears or disappears."""
+    x = data["crossover_bytes"]
+    if math.isfinite(x) != (artists["cross"] is not None):
+        return False
+    ax = artists["ax"]
+    for name, p in (("p2p-nvlink", data["nvlink"]), ("p2p-staged", data["pcie"])):
+        line = artists["curves"][name]
+        line.set_data(data["sizes_bytes"], data["times_s"][name])
+        line.set_label(p["label"])
+        artists["legend_texts"][name].set_text(p["label"])
+    n = data["n_bytes"]
+    artists["size_line"].set_xdata([n, n])
+    artists["points"].set_data([n, n], [data["t_nvlink_s"], data["t_pcie_s"]])
+    if artists["cross"] is not None:
+        line, text = artists["cross"]
+        line.set_xdata([x, x])
+    ax.relim()
+    ax.autoscale_view()
+    if artists["cross"] is not None:
+        text.set_position((x, ax.get_ylim()[0] * 3))
+        text.set_text(f" crossover\n {format_bytes(x)}")
+    ax.set_title(_title(data), fontsize=10, y=1.0)
 
 
 def readout(data):
@@ -92,4 +131,4 @@ def readout(data):
 def explorer() -> Explorer:
     """The PCIe/NVLink crossover explorer of chapter 3."""
     return Explorer("Arterial road or maglev? The crossover size", CONTROLS, compute,
-                    plot, readout, figsize=(7.2, 3.6))
+                    plot, readout, figsize=(7.2, 3.6), replot=replot)

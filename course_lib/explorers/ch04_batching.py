@@ -62,19 +62,24 @@ def compute(n_messages, bytes_per_message, memory, pcie_gen, latency):
                 bytes_per_message, bw, alpha)}
 
 
+def _title(data):
+    return (f"{format_bytes(data['bytes_per_message'])} per copy over PCIe "
+            f"Gen{data['pcie_gen']}, {data['memory']} memory")
+
+
 def plot(data, fig):
     fast_layout(fig, left=0.13, bottom=0.15)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
     ax.set_yscale("log")
     no_minor_ticks(ax)
-    ax.plot(data["n_grid"], data["separate_s"], color="#d95f02", lw=2,
-            label="N separate copies: N (alpha + d/B)")
-    ax.plot(data["n_grid"], data["batched_s"], color="#1b9e77", lw=2,
-            label="one batched copy: alpha + N d / B")
-    ax.plot([data["n_messages"]] * 2, [data["t_separate_s"], data["t_batched_s"]],
-            "ko", ms=5)
-    ax.axvline(data["n_messages"], color="grey", ls=":", lw=1)
+    separate, = ax.plot(data["n_grid"], data["separate_s"], color="#d95f02", lw=2,
+                        label="N separate copies: N (alpha + d/B)")
+    batched, = ax.plot(data["n_grid"], data["batched_s"], color="#1b9e77", lw=2,
+                       label="one batched copy: alpha + N d / B")
+    points, = ax.plot([data["n_messages"]] * 2, [data["t_separate_s"], data["t_batched_s"]],
+                      "ko", ms=5)
+    n_line = ax.axvline(data["n_messages"], color="grey", ls=":", lw=1)
     from matplotlib.ticker import FuncFormatter
 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))  # no mathtext: fast
@@ -83,8 +88,22 @@ def plot(data, fig):
     ax.set_ylabel("total time")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"{format_bytes(data['bytes_per_message'])} per copy over PCIe "
-                 f"Gen{data['pcie_gen']}, {data['memory']} memory", fontsize=10, y=1.0)
+    ax.set_title(_title(data), fontsize=10, y=1.0)
+    return {"ax": ax, "separate": separate, "batched": batched, "points": points,
+            "n_line": n_line}
+
+
+def replot(data, fig, artists):
+    """Update :func:`plot`'s artists in place (see :class:`course_lib.widgets.Explorer`)."""
+    ax = artists["ax"]
+    artists["separate"].set_data(data["n_grid"], data["separate_s"])
+    artists["batched"].set_data(data["n_grid"], data["batched_s"])
+    n = data["n_messages"]
+    artists["points"].set_data([n, n], [data["t_separate_s"], data["t_batched_s"]])
+    artists["n_line"].set_xdata([n, n])
+    ax.relim()
+    ax.autoscale_view()
+    ax.set_title(_title(data), fontsize=10, y=1.0)
 
 
 def readout(data):
@@ -102,4 +121,4 @@ def readout(data):
 def explorer() -> Explorer:
     """The batching explorer of chapter 4."""
     return Explorer("The freight fleet: N small trips or one big one", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.6))
+                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot)

@@ -60,6 +60,20 @@ def compute(distance_m, nic, n_bytes, endpoint):
             "endpoint_s": lat, "serialisation_s": serial, "time_s": total}
 
 
+_LINE_COLOURS = {"rdma_small_one_way": "#377eb8", "roce_small_one_way": "#4daf4a",
+                 "tcp_kernel_path": "#e41a1c"}
+_LINE_NAMES = {"rdma_small_one_way": "RDMA, InfiniBand", "roce_small_one_way": "RDMA, RoCE",
+               "tcp_kernel_path": "TCP, kernel path"}
+
+
+def _title(data):
+    return f"{data['family']} {data['nic']}, {data['distance_m']:.3g} m of fibre"
+
+
+def _line_width(key, data):
+    return 2.6 if key == data["endpoint"] else 1.1
+
+
 def plot(data, fig):
     from matplotlib.ticker import LogLocator
 
@@ -68,25 +82,44 @@ def plot(data, fig):
     ax.set_xscale("log")
     ax.set_yscale("log")
     no_minor_ticks(ax)
-    colours = {"rdma_small_one_way": "#377eb8", "roce_small_one_way": "#4daf4a",
-               "tcp_kernel_path": "#e41a1c"}
-    names = {"rdma_small_one_way": "RDMA, InfiniBand", "roce_small_one_way": "RDMA, RoCE",
-             "tcp_kernel_path": "TCP, kernel path"}
+    curves = {}
     for key, t in data["times_s"].items():
-        ax.plot(data["sizes_bytes"], t, color=colours[key],
-                lw=2.6 if key == data["endpoint"] else 1.1, label=names[key])
+        curves[key], = ax.plot(data["sizes_bytes"], t, color=_LINE_COLOURS[key],
+                               lw=_line_width(key, data), label=_LINE_NAMES[key])
     floor = data["rtt_s"] + data["endpoint_s"]
-    ax.axhline(data["rtt_s"], color="#a6cee3", ls="--", lw=1.2, label="fibre round trip")
-    ax.axhline(floor, color=colours[data["endpoint"]], ls=":", lw=1)
-    ax.plot([data["n_bytes"]], [data["time_s"]], "ko", ms=5)
+    rtt_line = ax.axhline(data["rtt_s"], color="#a6cee3", ls="--", lw=1.2,
+                          label="fibre round trip")
+    floor_line = ax.axhline(floor, color=_LINE_COLOURS[data["endpoint"]], ls=":", lw=1)
+    point, = ax.plot([data["n_bytes"]], [data["time_s"]], "ko", ms=5)
     ax.xaxis.set_major_locator(LogLocator(base=10, numticks=6))
     ax.xaxis.set_major_formatter(bytes_formatter())
     ax.yaxis.set_major_formatter(time_formatter())
     ax.set_xlabel("message size")
-    ax.set_title(f"{data['family']} {data['nic']}, {data['distance_m']:.3g} m of fibre",
-                 fontsize=10, y=1.0)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(_title(data), fontsize=10, y=1.0)
+    legend = ax.legend(fontsize=7, loc="upper left")
     ax.grid(True, alpha=0.3)
+    handles = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles))
+    return {"ax": ax, "curves": curves, "rtt_line": rtt_line, "floor_line": floor_line,
+            "point": point,
+            "legend_handles": {key: handles[_LINE_NAMES[key]] for key in curves}}
+
+
+def replot(data, fig, artists):
+    """Update :func:`plot`'s artists in place (see :class:`course_lib.widgets.Explorer`)."""
+    ax = artists["ax"]
+    for key, t in data["times_s"].items():
+        line = artists["curves"][key]
+        line.set_data(data["sizes_bytes"], t)
+        line.set_linewidth(_line_width(key, data))
+        artists["legend_handles"][key].set_linewidth(_line_width(key, data))
+    artists["rtt_line"].set_ydata([data["rtt_s"]] * 2)
+    floor = data["rtt_s"] + data["endpoint_s"]
+    artists["floor_line"].set_ydata([floor, floor])
+    artists["floor_line"].set_color(_LINE_COLOURS[data["endpoint"]])
+    artists["point"].set_data([data["n_bytes"]], [data["time_s"]])
+    ax.relim()
+    ax.autoscale_view()
+    ax.set_title(_title(data), fontsize=10, y=1.0)
 
 
 def readout(data):
@@ -101,4 +134,4 @@ def readout(data):
 def explorer() -> Explorer:
     """The RDMA distance/rate explorer of chapter 5."""
     return Explorer("The high-speed rail: distance, port rate, end points", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.6))
+                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot)

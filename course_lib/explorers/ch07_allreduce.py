@@ -90,26 +90,52 @@ def compute(collective, algorithm, system, n_bytes):
             "bytes_per_rank_ring": ring_allreduce_bytes_per_rank(n_bytes, cl.n_ranks)}
 
 
+def _title(data):
+    return f"{data['collective']} on {data['cluster'].describe()}"
+
+
 def plot(data, fig):
     fast_layout(fig, left=0.1, bottom=0.16)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log", base=2)
     no_minor_ticks(ax)
     ax.xaxis.set_major_formatter(bytes_formatter())
-    ax.plot(data["sizes_bytes"], data["busbw_bytes_per_s"] / 1e9, lw=2,
-            color="#1b9e77", label="model (predict_collective)")
+    model, = ax.plot(data["sizes_bytes"], data["busbw_bytes_per_s"] / 1e9, lw=2,
+                     color="#1b9e77", label="model (predict_collective)")
+    measured = None
     if len(data["measured_bytes"]):
-        ax.plot(data["measured_bytes"], data["measured_busbw_bytes_per_s"] / 1e9, "o",
-                color="#d95f02", ms=5, label="measured (nccl-tests)")
+        measured, = ax.plot(data["measured_bytes"],
+                            data["measured_busbw_bytes_per_s"] / 1e9, "o",
+                            color="#d95f02", ms=5, label="measured (nccl-tests)")
     p = data["prediction"]
-    ax.plot([data["n_bytes"]], [p.busbw_bytes_per_s / 1e9], "o", ms=10, mfc="none",
-            mec="black", mew=2)
+    point, = ax.plot([data["n_bytes"]], [p.busbw_bytes_per_s / 1e9], "o", ms=10,
+                     mfc="none", mec="black", mew=2)
     ax.set_xlabel("size S per rank")
     ax.set_ylabel("busbw, GB/s (per direction)")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"{data['collective']} on {data['cluster'].describe()}", fontsize=9)
+    ax.set_title(_title(data), fontsize=9)
+    return {"ax": ax, "model": model, "measured": measured, "point": point}
+
+
+def replot(data, fig, artists):
+    """Update :func:`plot`'s artists in place (see :class:`course_lib.widgets.Explorer`);
+    a full redraw when measurements appear or disappear (the legend changes)."""
+    measured = artists["measured"]
+    if bool(len(data["measured_bytes"])) != (measured is not None):
+        return False
+    ax = artists["ax"]
+    artists["model"].set_data(data["sizes_bytes"], data["busbw_bytes_per_s"] / 1e9)
+    if measured is not None:
+        measured.set_data(data["measured_bytes"], data["measured_busbw_bytes_per_s"] / 1e9)
+    artists["point"].set_data([data["n_bytes"]],
+                              [data["prediction"].busbw_bytes_per_s / 1e9])
+    ax.set_autoscaley_on(True)          # plot's set_ylim(bottom=0) switched it off
+    ax.relim()
+    ax.autoscale_view()
+    ax.set_ylim(bottom=0)
+    ax.set_title(_title(data), fontsize=9)
 
 
 def readout(data):
@@ -126,7 +152,7 @@ def readout(data):
 def explorer() -> Explorer:
     """The collective explorer of chapter 7."""
     return Explorer("Sharing the load: a collective on a real machine", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.6))
+                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot)
 
 
 # ---------------------------------------------------------------------------

@@ -39,25 +39,48 @@ def compute(scenario, load, efficiency):
     return {"result": r, "load_meaning": scenarios.LOAD_MEANING[scenario]}
 
 
-def plot(data, fig):
+def _bars(data):
+    """Compute and communication times, tick labels and title of the two bars."""
     r = data["result"]
+    sides = [r["baseline"], r["improved"]]
+    claim = (f"seed claims x{r['claimed_gain']:.2g}" if r["claimed_gain"]
+             else "seed gives no ratio")
+    return ([s["compute_s"] for s in sides], [s["comm_s"] for s in sides],
+            [s["label"][:32] for s in sides],
+            f"{r['title']}: model x{r['model_gain']:.2f}, {claim}")
+
+
+def plot(data, fig):
     fast_layout(fig, left=0.3, bottom=0.17, top=0.86)
     ax = fig.add_subplot(1, 1, 1)
-    sides = [r["baseline"], r["improved"]]
     y = [1, 0]
-    comp = [s["compute_s"] for s in sides]
-    comm = [s["comm_s"] for s in sides]
-    ax.barh(y, comp, color="#7570b3", label="compute")
-    ax.barh(y, comm, left=comp, color="#1b9e77", label="communication")
+    comp, comm, labels, title = _bars(data)
+    comp_bars = ax.barh(y, comp, color="#7570b3", label="compute")
+    comm_bars = ax.barh(y, comm, left=comp, color="#1b9e77", label="communication")
     ax.set_yticks(y)
-    ax.set_yticklabels([s["label"][:32] for s in sides], fontsize=8)
+    ax.set_yticklabels(labels, fontsize=8)
     ax.xaxis.set_major_formatter(time_formatter())
     ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.set_xlabel("time per step / request (compute, then communication)")
     ax.legend(fontsize=8, loc="lower right")
-    claim = (f"seed claims x{r['claimed_gain']:.2g}" if r["claimed_gain"]
-             else "seed gives no ratio")
-    ax.set_title(f"{r['title']}: model x{r['model_gain']:.2f}, {claim}", fontsize=9)
+    ax.set_title(title, fontsize=9)
+    return {"ax": ax, "compute": comp_bars, "comm": comm_bars}
+
+
+def replot(data, fig, artists):
+    """Update :func:`plot`'s artists in place (see :class:`course_lib.widgets.Explorer`)."""
+    ax = artists["ax"]
+    comp, comm, labels, title = _bars(data)
+    for bar, c in zip(artists["compute"], comp):
+        bar.set_width(c)
+    for bar, c, m in zip(artists["comm"], comp, comm):
+        bar.set_x(c)
+        bar.set_width(m)
+        bar.sticky_edges.x[:] = [c]     # barh made each bar's left edge sticky
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.relim()
+    ax.autoscale_view()
+    ax.set_title(title, fontsize=9)
 
 
 def readout(data):
@@ -72,4 +95,4 @@ def readout(data):
 def explorer() -> Explorer:
     """The scenario calculator of chapter 10."""
     return Explorer("The city at work: scenario calculator", CONTROLS, compute, plot,
-                    readout, figsize=(7.2, 3.0))
+                    readout, figsize=(7.2, 3.0), replot=replot)
