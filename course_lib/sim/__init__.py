@@ -27,7 +27,14 @@ level (NCCL's slices, flags and FIFO slots are folded into the calibrated
 per-step costs), congestion control and packet loss in the network,
 adaptive routing, the reduction arithmetic's use of SM and memory
 bandwidth (in calibrated mode it is part of the effective link rate), and
-multi-path routes (one shortest route per pair).  Sharing is fair
+multi-path routes (one shortest route per pair), and NCCL's search for
+several link-disjoint rings: ``channels`` are parallel copies of one ring
+order (spread over the NICs across nodes), so on a full mesh or the DGX-1
+cube-mesh a simulated ring uses only the links of that order, while
+:func:`course_lib.predict.predict_collective` assumes NCCL's rings cover
+every NVLink (e.g. 4x A100 mesh, 256 MiB AllReduce: simulated busbw
+~75 GB/s, predicted ~220 GB/s).  Compare the two like for like only on
+switched fabrics (NVSwitch, PCIe, two-level), where they agree.  Sharing is fair
 (processor sharing) on every directed link; see :mod:`course_lib.sim.core`.
 
 Chapter 7 (collectives), chapter 8 (overlap, stragglers, contention).
