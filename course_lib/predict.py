@@ -233,10 +233,10 @@ def cluster(gpu: str = "H100", gpus_per_node: int = 8, nodes: int = 1,
     except ValueError:
         from .hardware import gpu_names
         raise ValueError(f"gpu must be one of {gpu_names()}; got {gpu!r}") from None
-    g = check_int(gpus_per_node, "gpus_per_node", minimum=1)
-    nodes = check_int(nodes, "nodes", minimum=1)
+    g = check_int(gpus_per_node, "gpus_per_node", minimum=1, maximum=576)
+    nodes = check_int(nodes, "nodes", minimum=1, maximum=65_536)
     fabric = check_choice(fabric, "fabric", FABRICS)
-    nics_per_node = check_int(nics_per_node, "nics_per_node", minimum=0)
+    nics_per_node = check_int(nics_per_node, "nics_per_node", minimum=0, maximum=576)
     from .hardware import nic_names
 
     if nic is None:
@@ -560,17 +560,26 @@ def calibration_curves(path=None) -> dict:
     [...], "busbw_bytes_per_s": [...]}}`` in SI units (the CSV is in GB/s).
     """
     import csv
+    import os
 
     path = calibration_data_path() if path is None else path
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
     out: dict = {}
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            c = out.setdefault((row["system"], row["collective"]),
-                               {"n_bytes": [], "algbw_bytes_per_s": [],
-                                "busbw_bytes_per_s": []})
-            c["n_bytes"].append(float(row["bytes"]))
-            c["algbw_bytes_per_s"].append(float(row["algbw_GBps"]) * 1e9)
-            c["busbw_bytes_per_s"].append(float(row["busbw_GBps"]) * 1e9)
+    try:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                c = out.setdefault((row["system"], row["collective"]),
+                                   {"n_bytes": [], "algbw_bytes_per_s": [],
+                                    "busbw_bytes_per_s": []})
+                c["n_bytes"].append(float(row["bytes"]))
+                c["algbw_bytes_per_s"].append(float(row["algbw_GBps"]) * 1e9)
+                c["busbw_bytes_per_s"].append(float(row["busbw_GBps"]) * 1e9)
+    except OSError as exc:
+        raise ValueError(f"path: cannot read the calibration CSV {str(path)!r}: {exc}") from exc
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"path: {str(path)!r} is not a calibration CSV with columns "
+                         f"system, collective, bytes, algbw_GBps, busbw_GBps ({exc})") from exc
     return out
 
 

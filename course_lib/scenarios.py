@@ -578,6 +578,10 @@ def report_markdown(result: dict) -> str:
     >>> "| quantity |" in report_markdown(scenario("hpc_halo_exchange"))
     True
     """
+    needed = ("claimed_gain", "title", "source", "claims", "rows")
+    if not isinstance(result, dict) or any(k not in result for k in needed):
+        raise TypeError(f"result must be a dict from scenario(...) with keys {needed}; "
+                        f"got {type(result).__name__}")
     r = result
     claimed = ("no ratio given" if r["claimed_gain"] is None
                else f"x{r['claimed_gain']:.2g}")

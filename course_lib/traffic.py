@@ -80,8 +80,8 @@ def straggler_phase_times_s(n_gpus: int, n_phases: int, phase_s: float,
     >>> float(straggler_phase_times_s(4, 3, 1.0, jitter=0.0).sum())
     12.0
     """
-    g = check_int(n_gpus, "n_gpus", minimum=1)
-    p = check_int(n_phases, "n_phases", minimum=1)
+    g = check_int(n_gpus, "n_gpus", minimum=1, maximum=65_536)
+    p = check_int(n_phases, "n_phases", minimum=1, maximum=10_000)
     base = check_positive(phase_s, "phase_s")
     j = check_nonnegative(jitter, "jitter")
     k = check_int(slow_gpus, "slow_gpus", minimum=0, maximum=g)
@@ -139,7 +139,7 @@ def bucket_overlap_schedule(t_backward_s: float, t_comm_s: float,
     """
     tb = check_nonnegative(t_backward_s, "t_backward_s")
     tm = check_nonnegative(t_comm_s, "t_comm_s")
-    k = check_int(n_buckets, "n_buckets", minimum=1)
+    k = check_int(n_buckets, "n_buckets", minimum=1, maximum=100_000)
     tf = check_nonnegative(t_forward_s, "t_forward_s")
     a = check_nonnegative(bucket_latency_s, "bucket_latency_s")
     if not isinstance(overlap, bool):
@@ -177,7 +177,7 @@ def accumulation_time_per_batch_s(t_compute_s: float, t_comm_s: float,
     """
     tc = check_nonnegative(t_compute_s, "t_compute_s")
     tm = check_nonnegative(t_comm_s, "t_comm_s")
-    k = check_int(accumulation_steps, "accumulation_steps", minimum=1)
+    k = check_int(accumulation_steps, "accumulation_steps", minimum=1, maximum=1_000_000)
     f = (1.0 if overlap else 0.0) if isinstance(overlap, bool) else check_fraction(
         overlap, "overlap")
     return (k * tc + tm - f * min(tc, tm)) / k
@@ -211,7 +211,7 @@ def ring_allreduce_schedule(n_ranks: int) -> list[list[dict]]:
     >>> len(steps), steps[0][0]
     (6, {'src': 0, 'dst': 1, 'chunk': 0, 'phase': 'reduce-scatter'})
     """
-    n = check_int(n_ranks, "n_ranks", minimum=2)
+    n = check_int(n_ranks, "n_ranks", minimum=2, maximum=1024)
     steps = []
     for s in range(n - 1):
         steps.append([{"src": r, "dst": (r + 1) % n, "chunk": (r - s) % n,
@@ -254,7 +254,7 @@ def ring_allreduce_contributions(n_ranks: int, after_step: int) -> np.ndarray:
     >>> int(ring_allreduce_contributions(4, 6).min())
     4
     """
-    n = check_int(n_ranks, "n_ranks", minimum=2)
+    n = check_int(n_ranks, "n_ranks", minimum=2, maximum=256)
     k = check_int(after_step, "after_step", minimum=0, maximum=2 * (n - 1))
     have = [[{r} for _ in range(n)] for r in range(n)]  # sets of contributors
     for step in ring_allreduce_schedule(n)[:k]:

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import course_lib as cl
-from course_lib import analytic, hardware, topology, units
+from course_lib import analytic, hardware, predict, scenarios, sim, topology, traffic, units
 
-MODULES = [units, hardware, topology, analytic]
+MODULES = [units, hardware, topology, analytic, traffic, predict, scenarios, sim]
 SKIP = {"all_facts", "catalog_table", "gpu_names", "nic_names", "system_names",
         "static_mode"}
 
@@ -30,6 +30,8 @@ values = st.one_of(
     st.none(),
     st.booleans(),
     st.sampled_from(SMALL_TOPOS),
+    st.sampled_from([predict.cluster("H100"), predict.cluster("A100", gpus_per_node=4, fabric="mesh"),
+                     predict.cluster("H100", nodes=2, nic="NDR")]),
     st.lists(st.integers(0, 3), max_size=3),
 )
 

@@ -56,6 +56,11 @@ from .core import (COMPUTE, SEND, Engine, Schedule, ScheduleBuilder, Trace, run,
                    run_batched, run_events)
 from .network import Network
 
+#: Limits that keep a simulation inside a laptop's (or Binder's) memory: the
+#: engine stores every transfer (~260 bytes each, schedule and trace).
+MAX_SIM_RANKS = 4096
+MAX_SIM_TRANSFERS = 40_000_000
+
 __all__ = ["simulate_collective", "SimResult", "SIM_ALGORITHMS", "Network",
            "ScheduleBuilder", "Schedule", "Trace", "Engine", "run", "run_events",
            "run_batched", "SEND", "COMPUTE", "schedules"]
@@ -163,13 +168,23 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
     coll = check_choice(collective, "collective", COLLECTIVES)
     s = check_positive(n_bytes, "n_bytes")
     algo = check_choice(algorithm, "algorithm", SIM_ALGORITHMS)
-    chunks = check_int(chunks, "chunks", minimum=1)
-    channels = check_int(channels, "channels", minimum=1)
+    chunks = check_int(chunks, "chunks", minimum=1, maximum=4096)
+    channels = check_int(channels, "channels", minimum=1, maximum=64)
+    if getattr(cluster, "n_ranks", 0) > MAX_SIM_RANKS:
+        raise ValueError(f"cluster has {cluster.n_ranks} ranks; the simulator keeps every "
+                         f"transfer and is limited to {MAX_SIM_RANKS} ranks: use "
+                         f"predict_collective for larger clusters")
     net, ov, cl = _network_and_overheads(cluster, overheads, algo)
     ranks = net.gpus
     n = len(ranks)
     if n < 2:
         raise ValueError("a collective needs at least 2 GPUs")
+    if n > MAX_SIM_RANKS or 2 * n * (n - 1) * chunks * channels > MAX_SIM_TRANSFERS:
+        raise ValueError(
+            f"{n} ranks x chunks={chunks} x channels={channels} make about "
+            f"{2 * n * (n - 1) * chunks * channels:,} transfers; the simulator holds every "
+            f"transfer in memory (~260 bytes each) and accepts at most "
+            f"{MAX_SIM_TRANSFERS:,}: lower chunks/channels or use predict_collective")
     b = ScheduleBuilder()
     if coll == "alltoall" and algo != "direct":
         raise ValueError(f"collective='alltoall' uses algorithm='direct'; got {algo!r}")

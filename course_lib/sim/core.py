@@ -240,8 +240,19 @@ class Engine:
             self.step()
 
 
+def _check_run_args(schedule, network) -> None:
+    """Refuse anything but a Schedule and a Network, naming the parameter."""
+    if not isinstance(schedule, Schedule):
+        raise TypeError(f"schedule must be a Schedule (from ScheduleBuilder().build()), "
+                        f"got {type(schedule).__name__}")
+    if not all(hasattr(network, a) for a in ("pair_table", "link_bw")):
+        raise TypeError(f"network must be a course_lib.sim.Network, got "
+                        f"{type(network).__name__}")
+
+
 def run_events(schedule: Schedule, network) -> Trace:
     """Play a schedule on the network with the heap engine (fair sharing)."""
+    _check_run_args(schedule, network)
     s = schedule
     n = len(s)
     pair, table, lat, _ = network.pair_table(s.src, s.dst)
@@ -367,6 +378,7 @@ def run_batched(schedule: Schedule, network) -> Trace:
     Needs ``schedule.batched``: batches non-decreasing, every dep in an
     earlier batch, at most one op per queue in a batch.
     """
+    _check_run_args(schedule, network)
     s = schedule
     if not s.batched:
         raise ValueError("schedule is not a step schedule; use run_events")
@@ -435,6 +447,7 @@ def _trace(s, network, start, sent, end, bottleneck, routes) -> Trace:
 def run(schedule: Schedule, network, engine: str = "auto") -> Trace:
     """Play ``schedule`` with ``engine`` = ``"events"``, ``"batched"`` or ``"auto"``
     (batched when the schedule allows it)."""
+    _check_run_args(schedule, network)
     if engine not in ("auto", "events", "batched"):
         raise ValueError(f"engine must be 'auto', 'events' or 'batched'; got {engine!r}")
     if engine == "batched" or (engine == "auto" and schedule.batched):
