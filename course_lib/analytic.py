@@ -107,18 +107,19 @@ def crossover_bytes(latency_a_s: float, bw_a_bytes_per_s: float,
     ``alpha_a + D/B_a = alpha_b + D/B_b``  =>
     ``D* = (alpha_b - alpha_a) / (1/B_a - 1/B_b)``.  Chapter 3.
 
-    >>> crossover_bytes(1e-6, 10e9, 5e-6, 50e9)
-    50000.0
+    >>> round(crossover_bytes(1e-6, 10e9, 5e-6, 50e9))
+    50000
     """
     aa = check_nonnegative(latency_a_s, "latency_a_s")
     ba = check_positive(bw_a_bytes_per_s, "bw_a_bytes_per_s")
     ab = check_nonnegative(latency_b_s, "latency_b_s")
     bb = check_positive(bw_b_bytes_per_s, "bw_b_bytes_per_s")
-    slope = 1 / ba - 1 / bb
     gap = ab - aa
-    if slope == 0 or gap == 0 or (gap > 0) != (slope > 0):
+    # (1/B_a - 1/B_b) = (B_b - B_a) / (B_a B_b), written so that tiny or huge
+    # bandwidths cannot turn into inf - inf
+    if bb == ba or gap == 0 or (gap > 0) != (bb > ba):
         return math.inf
-    return gap / slope
+    return gap * (ba / (bb - ba)) * bb
 
 
 def batched_transfer_time_s(n_messages: int, bytes_per_message: float,
@@ -214,7 +215,7 @@ def compute_time_s(flops: float, peak_flops_per_s: float,
     e = check_fraction(efficiency, "efficiency")
     if e == 0:
         raise ValueError("efficiency must be > 0")
-    return f / (p * e)
+    return f / p / e
 
 
 def effective_utilisation(t_compute_s: float, t_comm_s: float) -> float:

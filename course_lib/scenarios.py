@@ -46,6 +46,18 @@ __all__ = ["SCENARIOS", "LOAD_MEANING", "scenario", "scenario_names", "report_ma
            "dgx_h100_175b", "tp_token_latency", "hpc_halo_exchange"]
 
 
+#: The largest workload multiplier a scenario accepts (``load``).
+MAX_LOAD = 1e6
+
+
+def _check_load(load) -> float:
+    """``load`` in (0, MAX_LOAD]: a multiplier on the scenario's workload size."""
+    value = check_positive(load, "load")
+    if value > MAX_LOAD:
+        raise ValueError(f"load must lie in (0, {MAX_LOAD:g}], got {load!r}")
+    return value
+
+
 def _eff(efficiency):
     e = check_fraction(efficiency, "efficiency")
     if e == 0:
@@ -166,7 +178,7 @@ def tp_inference_70b(load: float = 1.0, efficiency: float = 0.5,
     ``load`` scales the batch.  Seed claim: throughput x3.2, cost -40%.
     """
     e = _eff(efficiency)
-    b = max(1, round(check_positive(load, "load") * check_int(batch, "batch", 1)))
+    b = max(1, round(_check_load(load) * check_int(batch, "batch", 1)))
     n = check_int(n_gpus, "n_gpus", minimum=2)
     layers = check_int(n_layers, "n_layers", minimum=1)
     p = check_positive(n_params, "n_params")
@@ -240,7 +252,7 @@ def roce_training_1024(load: float = 1.0, efficiency: float = 0.4,
         port.bw_per_dir_bytes_per_s, latency_s("nccl_hop_nvlink"),
         latency_s("nccl_hop_net"))
     net_bytes = 2 * (nodes - 1) / nodes * s / gpus_per_node
-    tokens = check_positive(load, "load") * check_positive(tokens_per_step,
+    tokens = _check_load(load) * check_positive(tokens_per_step,
                                                            "tokens_per_step")
     t_comp = 6 * n_params * tokens / (n * gpu_peak_flops_per_s(gpu_name) * e)
     tcp_fraction = net_bytes / port.bw_per_dir_bytes_per_s / claimed_tcp_s
@@ -302,7 +314,7 @@ def edge_cloud_inference(load: float = 1.0, efficiency: float = 0.5,
     is unused (kept for a uniform signature).  Seed claim: < 3 ms.
     """
     _eff(efficiency)
-    d_bytes = check_positive(load, "load") * check_positive(feature_bytes,
+    d_bytes = _check_load(load) * check_positive(feature_bytes,
                                                             "feature_bytes")
     dist_m = check_positive(distance_km, "distance_km") * 1e3
     port = nic(nic_name)
@@ -383,7 +395,7 @@ def dgx_h100_175b(load: float = 1.0, efficiency: float = 0.4,
     shard = s / (tp * pp)
     dp_sync = collective_time_s("allreduce", shard, dp, port.bw_per_dir_bytes_per_s,
                                 latency_s("nccl_hop_net"))
-    tokens = check_positive(load, "load") * check_positive(tokens_per_step,
+    tokens = _check_load(load) * check_positive(tokens_per_step,
                                                            "tokens_per_step")
     t_comp = 6 * n_params * tokens / (n * gpu_peak_flops_per_s("H100") * e)
     layers, hidden = 96, 12288
@@ -447,7 +459,7 @@ def tp_token_latency(load: float = 1.0, efficiency: float = 0.5,
     -60 %, activation exchange time cut to a tenth.
     """
     e = _eff(efficiency)
-    L = max(1, round(check_positive(load, "load") * check_int(prompt_tokens,
+    L = max(1, round(_check_load(load) * check_int(prompt_tokens,
                                                               "prompt_tokens", 1)))
     n = check_int(n_gpus, "n_gpus", 2)
     t_comp = 2 * n_params * L / (n * gpu_peak_flops_per_s(gpu_name) * e)
@@ -504,7 +516,7 @@ def hpc_halo_exchange(load: float = 1.0, efficiency: float = 0.5,
     GROMACS on 8 GPUs about x2 with NVLink.
     """
     e = _eff(efficiency)
-    cells = check_positive(load, "load") * check_int(cells_per_side,
+    cells = _check_load(load) * check_int(cells_per_side,
                                                      "cells_per_side", 4) ** 3
     side = cells ** (1 / 3)
     b = check_int(bytes_per_cell, "bytes_per_cell", 1)
