@@ -6,14 +6,19 @@
 (c) the same ring schedule as a straightforward SimPy model (a process per
     transfer, links as FIFO resources) in this process: transfers per second
     of each and the ratio (target >= 10x);
-(d) time from 8 to 16,384 ranks, stopping once a size passes ~30 s or would
-    need more than ``MAX_TRANSFERS`` transfers (memory on a shared machine).
+(d) scaling of the ring AllReduce (two-level, 8 GPUs per node, one chunk)
+    from 8 to 16,384 ranks with ``trace=False`` (the ring played step by
+    step, nothing kept per transfer): wall time, transfers per second and
+    peak RSS, each size in a fresh child process so its peak RSS is its own;
+    stops after a size that takes more than ~120 s.
 
-Run: .venv/bin/python benchmarks/bench_sim.py   (needs the ``bench`` extra: simpy)
+Run: .venv/bin/python benchmarks/bench_sim.py [--max-ranks 65536] [--only-d]
+(needs the ``bench`` extra for (c): simpy)
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import time
@@ -25,7 +30,8 @@ import course_lib as cl  # noqa: E402
 from course_lib.sim import Network  # noqa: E402
 from course_lib.topology import nvswitch_topology, two_level_topology  # noqa: E402
 
-MAX_TRANSFERS = 5_000_000  # raise with --max-transfers N on a quiet machine
+MAX_RANKS = 16384  # (d) goes up to this; --max-ranks N (up to 65,536) for more
+STOP_AFTER_S = 120.0
 
 
 def timed(fn, repeat=1):
@@ -106,32 +112,55 @@ def main():
         print(f"(c) 256-GPU ring ({n_sp:,} transfers): course_lib {ours:,.0f}/s, "
               f"SimPy {theirs:,.0f}/s, ratio {ours / theirs:.0f}x (target >= 10x); "
               f"simulated times {r_ours.time_s * 1e3:.4f} ms vs {t_end * 1e3:.4f} ms")
-    # (d) scaling: measured while it fits, then extrapolated (said so)
+    scaling()
+
+
+def one_size(n):
+    """Child process of (d): simulate n ranks with trace=False, print one line."""
     import resource
 
-    max_transfers = MAX_TRANSFERS
-    if "--max-transfers" in sys.argv:
-        max_transfers = int(float(sys.argv[sys.argv.index("--max-transfers") + 1]))
-    print("(d) ranks  transfers      wall s   transfers/s   peak RSS (GB)")
-    n, rate, bytes_per_transfer = 8, None, None
-    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    while n <= 16384:
-        transfers = 2 * (n - 1) * n
-        if transfers > max_transfers or (rate is not None and transfers / rate > 60):
-            est_s = transfers / rate if rate else float("nan")
-            est_gb = transfers * bytes_per_transfer / 1e9 if bytes_per_transfer else float("nan")
-            print(f"    {n:5d}  {transfers:12,d}  not run: extrapolated ~{est_s:,.0f} s and "
-                  f"~{est_gb:,.1f} GB (schedule + trace hold every transfer)")
-            n *= 2
-            continue
-        t_d, _ = timed(lambda: cl.simulate_collective("allreduce", 1e9, cluster_topo(n)), 1)
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        rate = transfers / t_d
-        if transfers >= 1_000_000:
-            bytes_per_transfer = max(rss - base_rss, 1) / transfers
-        print(f"    {n:5d}  {transfers:12,d}  {t_d:9.3f}  {rate:12,.0f}   {rss / 1e9:6.2f}")
+    t0 = time.perf_counter()
+    topo = cluster_topo(n)
+    t1 = time.perf_counter()
+    r = cl.simulate_collective("allreduce", 1e9, topo, trace=False)
+    t2 = time.perf_counter()
+    try:  # VmHWM: this process's own peak (ru_maxrss would keep the parent's from fork)
+        with open("/proc/self/status") as f:
+            rss = next(int(x.split()[1]) * 1024 for x in f if x.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    print(json.dumps(dict(n=n, transfers=r.n_transfers, build_s=t1 - t0, sim_s=t2 - t1,
+                          rss_bytes=rss, time_s=r.time_s)))
+
+
+def scaling():
+    """(d) ring AllReduce, trace=False, 8 ... MAX_RANKS ranks, one child per size."""
+    import subprocess
+
+    max_ranks = MAX_RANKS
+    if "--max-ranks" in sys.argv:
+        max_ranks = int(sys.argv[sys.argv.index("--max-ranks") + 1])
+    print("(d) ring AllReduce, two-level H100/NDR, 1 GB, trace=False (fresh process per size)")
+    print("    ranks      transfers  topology s     sim s   transfers/s  peak RSS (GB)"
+          "  simulated ms")
+    n = 8
+    while n <= max_ranks:
+        out = subprocess.run([sys.executable, __file__, "--one", str(n)], check=True,
+                             capture_output=True, text=True).stdout
+        d = json.loads(out.strip().splitlines()[-1])
+        print(f"    {n:6d}  {d['transfers']:13,d}  {d['build_s']:10.3f}  {d['sim_s']:8.3f}"
+              f"  {d['transfers'] / d['sim_s']:12,.0f}  {d['rss_bytes'] / 1e9:13.2f}"
+              f"  {d['time_s'] * 1e3:12.3f}")
+        if d["build_s"] + d["sim_s"] > STOP_AFTER_S:
+            print(f"    stopped: {n} ranks took more than {STOP_AFTER_S:.0f} s")
+            break
         n *= 2
 
 
 if __name__ == "__main__":
-    main()
+    if "--one" in sys.argv:
+        one_size(int(sys.argv[sys.argv.index("--one") + 1]))
+    elif "--only-d" in sys.argv:
+        scaling()
+    else:
+        main()

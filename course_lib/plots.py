@@ -32,6 +32,9 @@ def _trace_of(obj):
     from .sim.core import Trace
 
     tr = getattr(obj, "trace", obj)
+    if tr is None and obj is not None:
+        raise ValueError("this result keeps no trace (simulated with trace=False): "
+                         "simulate it again with trace=True to plot it")
     if not isinstance(tr, Trace):
         raise TypeError(f"trace must be a Trace or a SimResult/WorkloadResult, got "
                         f"{type(obj).__name__}")

@@ -183,3 +183,65 @@ def test_hierarchical_beats_single_ring_across_nodes():
     hier = cl.simulate_collective("allreduce", 2**28, c, algorithm="hierarchical").time_s
     assert hier < flat
     assert np.isfinite(hier)
+
+
+# --- trace=False: the ring played step by step, nothing per transfer kept ---------
+@pytest.mark.parametrize("coll", ["allreduce", "allgather", "reducescatter"])
+@pytest.mark.parametrize("where", ["nvswitch8", "two_level_4x8", "cluster_2x8"])
+@pytest.mark.parametrize("chunks, channels", [(1, 1), (4, 1), (1, 2), (4, 2)])
+def test_streaming_equals_traced(coll, where, chunks, channels):
+    cluster = {"nvswitch8": nvswitch_topology(8, gpu="H100"),
+               "two_level_4x8": two_level_topology(4, 8, gpu="H100", nic="NDR"),
+               "cluster_2x8": cl.cluster("H100", nodes=2, nic="NDR")}[where]
+    full = cl.simulate_collective(coll, 3e8, cluster, chunks=chunks, channels=channels)
+    lean = cl.simulate_collective(coll, 3e8, cluster, chunks=chunks, channels=channels,
+                                  trace=False)
+    for k in ("time_s", "algbw_bytes_per_s", "busbw_bytes_per_s"):
+        assert getattr(lean, k) == pytest.approx(getattr(full, k), rel=1e-9)
+    n = full.n_ranks
+    steps = 2 * (n - 1) if coll == "allreduce" else n - 1
+    assert lean.n_transfers == full.n_transfers == steps * n * chunks * channels
+    assert lean.trace is None and lean.schedule is None
+    assert lean.to_dict()["traced"] is False and full.to_dict()["traced"] is True
+    assert lean.to_dict()["time_s"] == pytest.approx(full.time_s, rel=1e-9)
+
+
+def test_streaming_beyond_the_traced_limit_matches_analytic(monkeypatch):
+    from course_lib import sim
+    monkeypatch.setattr(sim, "MAX_SIM_RANKS", 16)
+    topo = nvswitch_topology(32, gpu="A100")  # 300 GB/s per GPU, 2 links per route
+    with pytest.raises(ValueError, match="trace=False"):
+        cl.simulate_collective("allreduce", 1e9, topo)
+    r = cl.simulate_collective("allreduce", 1e9, topo, trace=False)
+    assert r.time_s == pytest.approx(collective_time_s("allreduce", 1e9, 32, 300e9,
+                                                       2 * NV_LAT), rel=1e-9)
+
+
+@pytest.mark.parametrize("kwargs, exc, words", [
+    (dict(algorithm="tree"), ValueError, "algorithm='ring'"),
+    (dict(collective="broadcast"), ValueError, "algorithm='ring'"),
+    (dict(engine="events"), ValueError, "engine"),
+    (dict(trace="no"), TypeError, "trace"),
+    (dict(cluster=cl.cluster("H100", nodes=9000, nic="NDR")), ValueError, "predict_collective"),
+])
+def test_streaming_rejects_bad_input(kwargs, exc, words):
+    args = dict(collective="allreduce", n_bytes=1e6, cluster=cl.cluster("H100"),
+                trace=False)
+    args.update(kwargs)
+    with pytest.raises(exc, match=words):
+        cl.simulate_collective(**args)
+
+
+def test_traced_limits_suggest_trace_false():
+    with pytest.raises(ValueError, match="trace=False"):
+        cl.simulate_collective("allreduce", 1e6, cl.cluster("H100", nodes=1024, nic="NDR"))
+    with pytest.raises(ValueError, match="trace=False"):  # 512 ranks: 67 M transfers
+        cl.simulate_collective("allreduce", 1e6, cl.cluster("H100", nodes=64, nic="NDR"),
+                               chunks=64, channels=2)
+
+
+def test_plotting_a_result_without_trace_says_why():
+    from course_lib import plots
+    r = cl.simulate_collective("allreduce", 1e6, nvswitch_topology(4), trace=False)
+    with pytest.raises(ValueError, match="trace=True"):
+        plots.plot_timeline(r)

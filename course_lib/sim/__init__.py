@@ -15,6 +15,12 @@ with the lower layers:
   gradient buckets overlapping the backward pass, a straggler, two jobs
   sharing links.
 
+Big rings: ``simulate_collective(..., trace=False)`` plays a ring
+collective step by step (:func:`course_lib.sim.schedules.ring_steps` and
+:func:`course_lib.sim.core.run_steps`), with the batched engine's
+arithmetic and memory that grows with the ranks, not the transfers: up to
+``MAX_STREAM_RANKS`` ranks, with ``trace`` and ``schedule`` left ``None``.
+
 A custom workload in four lines::
 
     from course_lib.sim import Network, ScheduleBuilder, run
@@ -53,13 +59,16 @@ from ..hardware import calibration, nccl_tuning
 from ..units import check_choice, check_int, check_positive
 from . import schedules
 from .core import (COMPUTE, SEND, Engine, Schedule, ScheduleBuilder, Trace, run,
-                   run_batched, run_events)
+                   run_batched, run_events, run_steps)
 from .network import Network
 
-#: Limits that keep a simulation inside a laptop's (or Binder's) memory: the
-#: engine stores every transfer (~260 bytes each, schedule and trace).
+#: Limits that keep a simulation inside a laptop's (or Binder's) memory: with
+#: ``trace=True`` the engine stores every transfer (~260 bytes each, schedule
+#: and trace); with ``trace=False`` (ring only) memory grows with the ranks,
+#: not the transfers, and only the run time limits the size.
 MAX_SIM_RANKS = 4096
 MAX_SIM_TRANSFERS = 40_000_000
+MAX_STREAM_RANKS = 65536
 
 __all__ = ["simulate_collective", "SimResult", "SIM_ALGORITHMS", "Network",
            "ScheduleBuilder", "Schedule", "Trace", "Engine", "run", "run_events",
@@ -71,7 +80,12 @@ SIM_ALGORITHMS = ("ring", "tree", "nvls", "hierarchical", "direct")
 
 @dataclass
 class SimResult:
-    """A simulated collective: its time, nccl-tests bandwidths and the trace."""
+    """A simulated collective: its time, nccl-tests bandwidths and the trace.
+
+    ``trace`` and ``schedule`` are ``None`` when it was simulated with
+    ``trace=False`` (nothing per transfer was kept); ``n_transfers`` is the
+    number of transfers played either way.
+    """
 
     collective: str
     algorithm: str
@@ -80,14 +94,19 @@ class SimResult:
     time_s: float
     algbw_bytes_per_s: float
     busbw_bytes_per_s: float
-    trace: Trace
+    trace: Trace | None
     network: Network
-    schedule: Schedule
+    schedule: Schedule | None
+    n_transfers: int = 0
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in ("collective", "algorithm", "n_bytes",
-                                              "n_ranks", "time_s", "algbw_bytes_per_s",
-                                              "busbw_bytes_per_s")}
+        """The numbers (no trace): collective, algorithm, sizes, time, bandwidths,
+        ``n_transfers`` and ``traced`` (False after ``trace=False``)."""
+        d = {k: getattr(self, k) for k in ("collective", "algorithm", "n_bytes",
+                                           "n_ranks", "time_s", "algbw_bytes_per_s",
+                                           "busbw_bytes_per_s", "n_transfers")}
+        d["traced"] = self.trace is not None
+        return d
 
 
 def _network_and_overheads(cluster, overheads, algorithm):
@@ -120,7 +139,7 @@ def _network_and_overheads(cluster, overheads, algorithm):
 def simulate_collective(collective: str, n_bytes: float, cluster,
                         algorithm: str = "ring", chunks: int = 1, *,
                         channels: int = 1, overheads: bool | None = None,
-                        engine: str = "auto") -> SimResult:
+                        engine: str = "auto", trace: bool = True) -> SimResult:
     """Simulate one collective transfer by transfer.
 
     Parameters
@@ -147,11 +166,22 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         yes for a Cluster, no for a topology).
     engine : {"auto", "events", "batched"}
         See :func:`course_lib.sim.core.run`.
+    trace : bool
+        ``True`` (default): build the whole schedule, play it and keep the
+        trace (every transfer; up to ``MAX_SIM_RANKS`` ranks and
+        ``MAX_SIM_TRANSFERS`` transfers).  ``False``: generate and play the
+        ring step by step (:func:`course_lib.sim.schedules.ring_steps`,
+        :func:`course_lib.sim.core.run_steps`), the same arithmetic as the
+        batched engine with memory O(ranks), up to ``MAX_STREAM_RANKS``
+        ranks; only ``algorithm="ring"`` with allreduce, allgather or
+        reducescatter, and the result's ``trace`` and ``schedule`` are
+        ``None``.
 
     Returns
     -------
     SimResult
-        ``time_s`` (last delivery), ``algbw``/``busbw`` and the ``trace``.
+        ``time_s`` (last delivery), ``algbw``/``busbw``, ``n_transfers`` and
+        the ``trace`` (``None`` with ``trace=False``).
 
     Notes
     -----
@@ -170,24 +200,44 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
     algo = check_choice(algorithm, "algorithm", SIM_ALGORITHMS)
     chunks = check_int(chunks, "chunks", minimum=1, maximum=4096)
     channels = check_int(channels, "channels", minimum=1, maximum=64)
-    if getattr(cluster, "n_ranks", 0) > MAX_SIM_RANKS:
-        raise ValueError(f"cluster has {cluster.n_ranks} ranks; the simulator keeps every "
-                         f"transfer and is limited to {MAX_SIM_RANKS} ranks: use "
-                         f"predict_collective for larger clusters")
+    if not isinstance(trace, (bool, np.bool_)):
+        raise TypeError(f"trace must be True or False, got {type(trace).__name__}")
+    if not trace:
+        if algo != "ring" or coll not in ("allreduce", "allgather", "reducescatter"):
+            raise ValueError(f"trace=False supports algorithm='ring' with allreduce, "
+                             f"allgather or reducescatter; got algorithm={algo!r}, "
+                             f"collective={coll!r} (use trace=True)")
+        if engine not in ("auto", "batched"):
+            raise ValueError(f"trace=False plays the ring step by step (the batched "
+                             f"engine's arithmetic): engine must be 'auto' or 'batched', "
+                             f"got {engine!r}")
+    max_ranks = MAX_SIM_RANKS if trace else MAX_STREAM_RANKS
+    if getattr(cluster, "n_ranks", 0) > max_ranks:
+        raise ValueError(_too_many_ranks(cluster.n_ranks, trace))
     net, ov, cl = _network_and_overheads(cluster, overheads, algo)
     ranks = net.gpus
     n = len(ranks)
     if n < 2:
         raise ValueError("a collective needs at least 2 GPUs")
-    if n > MAX_SIM_RANKS or 2 * n * (n - 1) * chunks * channels > MAX_SIM_TRANSFERS:
+    if n > max_ranks:
+        raise ValueError(_too_many_ranks(n, trace))
+    if trace and 2 * n * (n - 1) * chunks * channels > MAX_SIM_TRANSFERS:
         raise ValueError(
             f"{n} ranks x chunks={chunks} x channels={channels} make about "
-            f"{2 * n * (n - 1) * chunks * channels:,} transfers; the simulator holds every "
-            f"transfer in memory (~260 bytes each) and accepts at most "
-            f"{MAX_SIM_TRANSFERS:,}: lower chunks/channels or use predict_collective")
-    b = ScheduleBuilder()
+            f"{2 * n * (n - 1) * chunks * channels:,} transfers; with trace=True the "
+            f"simulator holds every transfer in memory (~260 bytes each) and accepts at "
+            f"most {MAX_SIM_TRANSFERS:,}: pass trace=False (ring; keeps no trace), lower "
+            f"chunks/channels or use predict_collective")
     if coll == "alltoall" and algo != "direct":
         raise ValueError(f"collective='alltoall' uses algorithm='direct'; got {algo!r}")
+    if not trace:
+        orders = schedules.channel_orders(net, ranks, channels)
+        t, n_ops = run_steps(schedules.ring_steps(net, orders, coll, s, chunks, ov),
+                             net, window=chunks)
+        algbw = s / t
+        return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
+                         None, net, None, n_ops)
+    b = ScheduleBuilder()
     if algo == "ring":
         if coll in ("allreduce", "allgather", "reducescatter"):
             schedules.ring(b, net, schedules.channel_orders(net, ranks, channels),
@@ -222,8 +272,18 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
             raise ValueError(f"algorithm='direct' is for alltoall; got {coll!r}")
         schedules.direct(b, net, ranks, s, ov)
     sched = b.build()
-    trace = run(sched, net, engine)
-    t = float(trace.rows["end_s"].max())
+    tr = run(sched, net, engine)
+    t = float(tr.rows["end_s"].max())
     algbw = s / t
     return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
-                     trace, net, sched)
+                     tr, net, sched, len(sched))
+
+
+def _too_many_ranks(n, trace):
+    if trace:
+        return (f"cluster has {n} ranks; with trace=True the simulator keeps every "
+                f"transfer and is limited to {MAX_SIM_RANKS} ranks: pass trace=False "
+                f"(ring, up to {MAX_STREAM_RANKS} ranks, no trace kept) or use "
+                f"predict_collective")
+    return (f"cluster has {n} ranks; trace=False simulates up to {MAX_STREAM_RANKS} "
+            f"ranks: use predict_collective for larger clusters")

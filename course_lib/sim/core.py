@@ -32,6 +32,12 @@ Two engines play a schedule:
   see each other.  With no contention -- one send per link per step, the
   usual case for rings -- it gives the same times as :func:`run_events`.
 
+A third, :func:`run_steps`, is :func:`run_batched` without the schedule and
+the trace: it takes the batches one at a time from a generator (a
+:class:`Step` each, sends only) and keeps only the end times the next
+batches wait for, so memory grows with the ranks, not with the transfers.
+It returns the last delivery time and the number of transfers.
+
 Chapter 7 (collectives) and 8 (overlap, stragglers, contention).
 """
 
@@ -39,12 +45,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = ["SEND", "COMPUTE", "Schedule", "ScheduleBuilder", "Trace", "Engine",
-           "run_events", "run_batched", "run"]
+           "run_events", "run_batched", "run", "Step", "run_steps"]
 
 SEND, COMPUTE = 0, 1
 
@@ -427,6 +434,93 @@ def run_batched(schedule: Schedule, network) -> Trace:
         sent[a:b] = t1
         end[a:b] = t1 + arrive_lat
     return _trace(s, network, start, sent, end, bottleneck, (pair, table))
+
+
+@dataclass
+class Step:
+    """One batch of sends of a step schedule, for :func:`run_steps`.
+
+    ``src``, ``dst`` (node ids), ``queue`` (distinct within the step) and
+    ``extra_s`` are arrays of one entry per send; ``n_bytes`` an array or
+    a number.  ``dep`` holds, per send, the position of the send it waits
+    for in the step ``back`` steps earlier (-1: none); ``dep=None``: no
+    send of this step waits.  A generator that yields the *same* ``src``
+    and ``dst`` array objects again tells :func:`run_steps` the routes and
+    shares are unchanged (they are computed once).
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    n_bytes: np.ndarray | float
+    queue: np.ndarray
+    extra_s: np.ndarray
+    dep: np.ndarray | None = None
+    back: int = 1
+
+
+def run_steps(steps, network, window: int = 1) -> tuple[float, int]:
+    """Play a step schedule given step by step, keeping no schedule and no trace.
+
+    The arithmetic of :func:`run_batched`, batch for batch: a send starts at
+    ``max(arrival of its dep + extra_s, its queue free)``, moves at the
+    static equal share of the most contended link of its route (counted
+    over the sends of its step), and is delivered the route latency after
+    its last byte left.
+
+    Parameters
+    ----------
+    steps : iterable of Step
+        The batches in order (e.g. :func:`course_lib.sim.schedules.ring_steps`).
+    network : Network
+        The roads.
+    window : int
+        How many earlier steps a dep may reach back (``Step.back <= window``).
+
+    Returns
+    -------
+    (float, int)
+        The last delivery time, seconds, and the number of sends played.
+    """
+    if not all(hasattr(network, a) for a in ("pair_table", "link_bw")):
+        raise TypeError(f"network must be a course_lib.sim.Network, got "
+                        f"{type(network).__name__}")
+    bw = network.link_bw
+    ends: deque = deque(maxlen=window)  # end times of the last `window` steps
+    queue_free = np.zeros(0)
+    t_last, n_ops = 0.0, 0
+    src = dst = None
+    for st in steps:
+        if st.src is not src or st.dst is not dst:  # new sends: routes and shares
+            src, dst = st.src, st.dst
+            pair, table, lat, _ = network.pair_table(src, dst)
+            rows = table[pair]
+            valid = rows >= 0
+            cnt = np.bincount(rows[valid], minlength=len(bw))
+            share = np.where(valid, bw[np.maximum(rows, 0)] / np.maximum(
+                cnt[np.maximum(rows, 0)], 1), np.inf)
+            rate = share[np.arange(len(rows)), share.argmin(axis=1)]
+            arrive_lat = lat[pair]
+        top = int(st.queue.max()) + 1
+        if top > len(queue_free):
+            queue_free = np.concatenate([queue_free, np.zeros(top - len(queue_free))])
+        if st.dep is None:
+            ready = np.zeros(len(src))
+        else:
+            if not 1 <= st.back <= len(ends):
+                raise ValueError(f"Step.back={st.back} reaches outside the last "
+                                 f"{len(ends)} steps kept (window={window})")
+            prev = ends[-st.back]
+            ready = np.where(st.dep >= 0, prev[np.maximum(st.dep, 0)], 0.0)
+        t0 = np.maximum(ready + st.extra_s, queue_free[st.queue])
+        t1 = t0 + st.n_bytes / rate
+        queue_free[st.queue] = t1
+        end = t1 + arrive_lat
+        ends.append(end)
+        t_last = max(t_last, float(end.max()))
+        n_ops += len(end)
+    if n_ops == 0:
+        raise ValueError("steps is empty")
+    return t_last, n_ops
 
 
 def _trace(s, network, start, sent, end, bottleneck, routes) -> Trace:

@@ -11,6 +11,8 @@ builder            what it schedules
                    (channels), each step's message cut in ``chunks`` pieces;
                    piece j of step s waits only for piece j of step s-1, so
                    pieces pipeline and hide the per-step latency.
+``ring_steps``     the same rings as a generator of steps for
+                   :func:`~course_lib.sim.core.run_steps` (no schedule kept).
 ``chain``          Broadcast / Reduce as a pipelined chain (NCCL's "ring" for
                    these): ``(n - 2 + chunks)`` piece-times.
 ``double_tree``    AllReduce on two binary trees, each carrying S/2; every
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Overheads", "ring", "chain", "double_tree", "in_switch",
+__all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "in_switch",
            "hierarchical", "direct", "channel_orders"]
 
 
@@ -121,6 +123,40 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
     b.add_sends(src_all, dst_all, piece, q_all, deps=dep, extra_s=extra,
                 batch=batch, job=job, tag=S)
     return ids
+
+
+def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None):
+    """The batches of :func:`ring` one at a time, as :class:`~course_lib.sim.core.Step`.
+
+    Same sends, queues, deps and extra delays as ``ring(b, net, orders,
+    collective, n_bytes, chunks, overheads)`` (without ``start_deps``), in
+    the same batch order: step s, piece j is batch ``s * chunks + j``, its
+    sends in (ring, position) order.  Only O(R n) numbers are held; play it
+    with ``run_steps(ring_steps(...), net, window=chunks)``.
+    """
+    from .core import Step
+
+    orders = np.atleast_2d(np.asarray(orders, dtype=np.int64))
+    R, n = orders.shape
+    if n < 2:
+        raise ValueError("a ring needs at least 2 ranks")
+    steps = 2 * (n - 1) if collective == "allreduce" else n - 1
+    piece = n_bytes / (R * n * chunks)
+    src, dst = orders.ravel(), np.roll(orders, -1, axis=1).ravel()
+    queue = (np.arange(R)[:, None] * len(net.nodes) + orders).ravel()
+    # position (r, i) waits for position (r, i-1) of the same piece one step earlier
+    dep = np.roll(np.arange(R * n).reshape(R, n), 1, axis=1).ravel()
+    extra = np.zeros(R * n)
+    if overheads is not None and overheads.slice_bytes:
+        pair, _, _, bw = net.pair_table(src, dst)
+        extra += min(overheads.slice_bytes, piece * R * chunks) / (bw[pair] * R)
+    first = extra + overheads.launch_s if overheads is not None else extra
+    for s in range(steps):
+        for _ in range(chunks):
+            if s == 0:
+                yield Step(src, dst, piece, queue, first)
+            else:
+                yield Step(src, dst, piece, queue, extra, dep, back=chunks)
 
 
 def chain(b, net, order, n_bytes, chunks=1, overheads=None, queue_base=0, job=0):
