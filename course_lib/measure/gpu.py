@@ -44,7 +44,8 @@ import numpy as np
 
 from ..analytic import busbw_bytes_per_s
 from ..units import check_int, check_positive
-from .harness import LabResult, Timing, fit_alpha_beta, machine_info, progress_bar
+from .harness import (LabResult, Timing, check_sizes, check_variants, fit_alpha_beta,
+                      machine_info, progress_bar)
 
 __all__ = ["gpu_copies_lab", "gpu_available", "copies_per_sample",
            "summarise_gpu_records", "GPU_FULL_SIZES", "GPU_QUICK_SIZES",
@@ -205,15 +206,8 @@ def gpu_copies_lab(sizes_bytes=None, *, quick: bool = False, device: int = 0,
     """
     if sizes_bytes is None:
         sizes_bytes = GPU_QUICK_SIZES if quick else GPU_FULL_SIZES
-    sizes = sorted({check_int(s, "sizes_bytes", minimum=4) for s in sizes_bytes})
-    if not sizes:
-        raise ValueError("sizes_bytes must hold at least one size")
-    if isinstance(variants, str):
-        variants = (variants,)
-    for v in variants:
-        if v not in GPU_COPY_VARIANTS:
-            raise ValueError(f"variants must be drawn from {GPU_COPY_VARIANTS}; "
-                             f"got {v!r}")
+    sizes = check_sizes(sizes_bytes, minimum=4)
+    variants = check_variants(variants, GPU_COPY_VARIANTS)
     repeats = check_int(repeats if repeats is not None else (3 if quick else 7),
                         "repeats", minimum=1)
     warmup = check_int(warmup, "warmup", minimum=0)

@@ -53,6 +53,7 @@ from ..units import (check_choice, check_int, check_nonnegative, check_positive,
                      format_bandwidth, format_bytes, format_time)
 
 __all__ = [
+    "check_sizes", "check_variants",
     "Timing", "time_call", "AlphaBetaFit", "fit_alpha_beta",
     "records_to_csv", "records_to_array", "plot_records", "progress_bar",
     "LabResult", "default_results_dir", "load_lab_result", "machine_info",
@@ -61,6 +62,32 @@ __all__ = [
 
 #: What ``spread_s`` means in every record of every lab.
 SPREAD_DEFINITION = "interquartile range q3_s - q1_s of the samples (seconds)"
+
+
+def check_sizes(sizes_bytes, minimum: int, name: str = "sizes_bytes") -> list[int]:
+    """A lab's message sizes: whole numbers >= ``minimum``, sorted, duplicates
+    dropped, at least one."""
+    try:
+        items = list(sizes_bytes)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of sizes in bytes, got "
+                        f"{type(sizes_bytes).__name__}") from None
+    sizes = sorted({check_int(s, name, minimum=minimum) for s in items})
+    if not sizes:
+        raise ValueError(f"{name} must hold at least one size")
+    return sizes
+
+
+def check_variants(variants, allowed) -> tuple:
+    """A lab's variants: one name or several, each one of ``allowed``."""
+    if isinstance(variants, str):
+        variants = (variants,)
+    variants = tuple(variants)
+    for v in variants:
+        if v not in allowed:
+            raise ValueError(f"variants must be drawn from {tuple(allowed)}; got {v!r}")
+    return variants
+
 
 
 # ---------------------------------------------------------------------------

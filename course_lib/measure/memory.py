@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 
 from ..units import check_int, check_positive, format_bytes
-from .harness import (LabResult, fit_alpha_beta, machine_info, progress_bar,
-                      rate_record, time_call)
+from .harness import (LabResult, check_sizes, check_variants, fit_alpha_beta,
+                      machine_info, progress_bar, rate_record, time_call)
 
 __all__ = ["pageable_lab", "lock_memory", "unlock_memory", "memlock_limit_bytes",
            "PAGEABLE_VARIANTS", "PAGEABLE_FULL_SIZES", "PAGEABLE_QUICK_SIZES"]
@@ -209,15 +209,8 @@ def pageable_lab(sizes_bytes=None, *, quick: bool = False,
     """
     if sizes_bytes is None:
         sizes_bytes = PAGEABLE_QUICK_SIZES if quick else PAGEABLE_FULL_SIZES
-    sizes = sorted({check_int(s, "sizes_bytes", minimum=4096) for s in sizes_bytes})
-    if not sizes:
-        raise ValueError("sizes_bytes must hold at least one size")
-    if isinstance(variants, str):
-        variants = (variants,)
-    for v in variants:
-        if v not in PAGEABLE_VARIANTS:
-            raise ValueError(f"variants must be drawn from {PAGEABLE_VARIANTS}; "
-                             f"got {v!r}")
+    sizes = check_sizes(sizes_bytes, minimum=4096)
+    variants = check_variants(variants, PAGEABLE_VARIANTS)
     repeats = check_int(repeats if repeats is not None else (5 if quick else 7),
                         "repeats", minimum=1)
     budget_s = check_positive(budget_s if budget_s is not None else

@@ -49,7 +49,8 @@ import numpy as np
 
 from ..analytic import busbw_bytes_per_s, ring_allreduce_time_s
 from ..units import check_int, check_positive
-from .harness import LabResult, Timing, fit_alpha_beta, machine_info, progress_bar
+from .harness import (LabResult, Timing, check_sizes, fit_alpha_beta, machine_info,
+                      progress_bar)
 
 __all__ = ["allreduce_lab", "allreduce_from_json", "find_mpiexec",
            "mpi_available", "mpiexec_command", "ALLREDUCE_FULL_SIZES",
@@ -172,9 +173,7 @@ def allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick: bool = False,
         raise ValueError("n_ranks must name at least one rank count")
     if sizes_bytes is None:
         sizes_bytes = ALLREDUCE_QUICK_SIZES if quick else ALLREDUCE_FULL_SIZES
-    sizes = sorted({check_int(s, "sizes_bytes", minimum=4) for s in sizes_bytes})
-    if not sizes:
-        raise ValueError("sizes_bytes must hold at least one size")
+    sizes = check_sizes(sizes_bytes, minimum=4)
     for s in sizes:
         if s % 4:
             raise ValueError(f"sizes_bytes must be multiples of 4 (float32), got {s}")

@@ -41,8 +41,8 @@ import time
 import numpy as np
 
 from ..units import check_choice, check_int, check_positive
-from .harness import (LabResult, fit_alpha_beta, machine_info, progress_bar,
-                      rate_record, time_call)
+from .harness import (LabResult, check_sizes, fit_alpha_beta, machine_info,
+                      progress_bar, rate_record, time_call)
 
 __all__ = ["kernel_bypass_lab", "PingPong", "TcpPingPong", "ShmPingPong",
            "PINGPONG_VARIANTS", "PINGPONG_FULL_SIZES", "PINGPONG_QUICK_SIZES"]
@@ -364,9 +364,7 @@ def kernel_bypass_lab(sizes_bytes=None, *, quick: bool = False,
     """
     if sizes_bytes is None:
         sizes_bytes = PINGPONG_QUICK_SIZES if quick else PINGPONG_FULL_SIZES
-    sizes = sorted({check_int(s, "sizes_bytes", minimum=1) for s in sizes_bytes})
-    if not sizes:
-        raise ValueError("sizes_bytes must hold at least one size")
+    sizes = check_sizes(sizes_bytes, minimum=1)
     if isinstance(variants, str):
         variants = (variants,)
     variants = [check_choice(v, "variants", PINGPONG_VARIANTS) for v in variants]
