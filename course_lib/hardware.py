@@ -41,7 +41,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .units import GB, US, check_choice, check_int, gbit_per_s
 

@@ -16,11 +16,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "course_lib"
 # modules of lower or equal rank (equal only within its own package).
 LAYERS = {
     "units": 0, "hardware": 1, "topology": 2, "analytic": 3, "predict": 4,
-    "traffic": 3.3, "scenarios": 4.5,  # closed-form models for chapters 8 and 10
     "sim": 5, "plots": 6, "widgets": 7, "quiz": 7.5,
     "content": 8, "quiz_bank_ch01_06": 8,  # question banks, myths, glossary (data)
     "explorers": 9,
-    "traffic": 3.2, "scenarios": 3.3,  # chapter 8 and 10 models (analytic level)
+    "traffic": 3.2, "scenarios": 3.3,  # closed-form models for chapters 8 and 10
     "measure": 3.5,  # beside the models: units, hardware, analytic only
     "doctor": 10, "site": 10, "__main__": 10, "__init__": 10,
 }

@@ -8,7 +8,7 @@ import pytest
 
 import course_lib as cl
 from course_lib import predict
-from course_lib.hardware import gpu, nic, pcie_bw_per_dir_bytes_per_s
+from course_lib.hardware import nic, pcie_bw_per_dir_bytes_per_s
 
 MIB = 2**20
 

@@ -18,7 +18,6 @@ from .. import analytic
 from ..units import format_bytes, format_time
 from ..widgets import Explorer
 from ._common import COLOURS, fast_layout, time_formatter
-from .ch01_transport_map import ROUTE_LABELS
 
 CONTROLS = {
     "t_compute_s": {"type": "FloatLogSlider", "min": -4, "max": 1, "step": 0.25,
