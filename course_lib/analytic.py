@@ -526,9 +526,10 @@ def max_gpus_at_efficiency(t_compute_s: float, t_comm_s: float,
     n_max = check_int(n_max, "n_max", minimum=1)
     if e == 0 or tm == 0:
         return n_max
-    r = tm / tc
-    n = math.floor(1 + (1 / e - 1) / r + 1e-9)
-    return max(1, min(n, n_max))
+    bound = 1 + (1 / e - 1) / (tm / tc)
+    if not math.isfinite(bound) or bound >= n_max:
+        return n_max
+    return max(1, math.floor(bound + 1e-9))
 
 
 def bandwidth_growth_bytes_per_s(b0_bytes_per_s: float, growth_per_year: float,

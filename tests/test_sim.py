@@ -207,8 +207,9 @@ def test_streaming_equals_traced(coll, where, chunks, channels):
 
 
 def test_streaming_beyond_the_traced_limit_matches_analytic(monkeypatch):
-    from course_lib import sim
-    monkeypatch.setattr(sim, "MAX_SIM_RANKS", 16)
+    # patch the limit where simulate_collective reads it (under --import-mode=importlib
+    # a doctest run can load course_lib.sim a second time, as another module object)
+    monkeypatch.setitem(cl.simulate_collective.__globals__, "MAX_SIM_RANKS", 16)
     topo = nvswitch_topology(32, gpu="A100")  # 300 GB/s per GPU, 2 links per route
     with pytest.raises(ValueError, match="trace=False"):
         cl.simulate_collective("allreduce", 1e9, topo)
@@ -245,3 +246,112 @@ def test_plotting_a_result_without_trace_says_why():
     r = cl.simulate_collective("allreduce", 1e6, nvswitch_topology(4), trace=False)
     with pytest.raises(ValueError, match="trace=True"):
         plots.plot_timeline(r)
+
+
+# --- several ring orders on directly wired GPUs (mesh, cube-mesh) -----------------
+from course_lib.sim.schedules import ring_orders  # noqa: E402
+from course_lib.topology import (fully_connected_topology,  # noqa: E402
+                                 hybrid_cube_mesh_topology)
+
+
+def _directed_use(topo, rings):
+    """Check every ring is a Hamiltonian cycle on existing GPU-GPU edges;
+    return how many rings use each directed link."""
+    gpus = sorted(v for v, k in topo.nodes(data="kind") if k == "gpu")
+    use = {}
+    for r in rings:
+        assert sorted(r) == gpus  # every GPU exactly once
+        for i in range(len(r)):
+            a, b = r[i], r[(i + 1) % len(r)]
+            assert topo.has_edge(a, b), f"{a}->{b} is not a direct link"
+            use[(a, b)] = use.get((a, b), 0) + 1
+    return use
+
+
+@pytest.mark.parametrize("topo", [fully_connected_topology(4),
+                                  hybrid_cube_mesh_topology("V100"),
+                                  hybrid_cube_mesh_topology("P100")],
+                         ids=["K4", "dgx1-v100", "dgx1-p100"])
+def test_ring_orders_cover_every_link_in_proportion(topo):
+    rings = ring_orders(topo, 32)
+    use = _directed_use(topo, rings)
+    for r in rings:  # both directions of every ring are present
+        rev = [r[0]] + r[:0:-1]
+        assert rings.count(rev) == rings.count(r)
+    # every directed GPU-GPU link used, in proportion to its NVLink count
+    directed = [(a, b) for a, b in topo.edges] + [(b, a) for a, b in topo.edges]
+    assert set(use) == set(directed)
+    per_link = {use[(a, b)] / topo.edges[a, b]["links"] for a, b in directed}
+    assert len(per_link) == 1
+
+
+def test_ring_orders_known_decompositions():
+    # K4: 3 undirected Hamiltonian cycles, each edge in 2 of them; both ways: 6 rings
+    k4 = ring_orders(fully_connected_topology(4), 32)
+    assert len(k4) == 6 and len({tuple(r) for r in k4}) == 6
+    # DGX-1 V100: the doubled links form one 8-ring, the single links another;
+    # links in proportion means the doubled ring twice per direction, the single once
+    topo = hybrid_cube_mesh_topology("V100")
+    rings = ring_orders(topo, 32)
+    assert len(rings) == 6
+    kinds = [{topo.edges[r[i], r[(i + 1) % 8]]["links"] for i in range(8)} for r in rings]
+    assert sorted(map(sorted, kinds)) == [[1]] * 2 + [[2]] * 4
+
+
+def test_ring_orders_fall_back_to_one_order():
+    assert ring_orders(nvswitch_topology(4), 8) == [[0, 1, 2, 3]]  # switched
+    assert ring_orders(two_level_topology(2, 4), 8) == [list(range(8))]
+    assert ring_orders(fully_connected_topology(17), 8) == [list(range(17))]  # > 16
+    assert ring_orders(fully_connected_topology(4), 1) == [[0, 1, 2, 3]]
+    with pytest.raises(ValueError, match="n_rings"):
+        ring_orders(fully_connected_topology(4), 0)
+    with pytest.raises(TypeError, match="topo"):
+        ring_orders("mesh", 4)
+
+
+def _gpu_out_bw(net, gpu):
+    return sum(bw for name, bw in zip(net.link_names, net.link_bw)
+               if name.startswith(f"{gpu}->"))
+
+
+@pytest.mark.parametrize("kwargs", [dict(gpu="A100", gpus_per_node=4, fabric="mesh"),
+                                    dict(gpu="V100", gpus_per_node=8, fabric="cube-mesh")],
+                         ids=["a100-mesh4", "dgx1-v100"])
+def test_mesh_rings_reach_predicted_busbw(kwargs):
+    c = cl.cluster(**kwargs)
+    s = 256 * MIB
+    pred = cl.predict_collective("allreduce", s, c, algorithm="ring").busbw_bytes_per_s
+    one = cl.simulate_collective("allreduce", s, c, channels=1)
+    many = cl.simulate_collective("allreduce", s, c, channels=12)
+    default = cl.simulate_collective("allreduce", s, c)
+    assert many.busbw_bytes_per_s == pytest.approx(pred, rel=0.15)
+    assert default.busbw_bytes_per_s == pytest.approx(pred, rel=0.15)
+    # independent bound: a GPU cannot send faster than all its links together
+    # (ring AllReduce busbw = what each GPU sends per second)
+    bound = _gpu_out_bw(many.network, 0)
+    assert many.busbw_bytes_per_s <= bound
+    # one ring order uses one neighbour's links (or 2-hop routes): far below
+    assert one.busbw_bytes_per_s < 0.5 * many.busbw_bytes_per_s
+
+
+@pytest.mark.parametrize("coll", ["allreduce", "allgather", "reducescatter"])
+@pytest.mark.parametrize("chunks, channels", [(1, 3), (4, 6), (2, 8)])
+def test_streaming_equals_traced_on_mesh_rings(coll, chunks, channels):
+    c = cl.cluster("A100", gpus_per_node=4, fabric="mesh")
+    full = cl.simulate_collective(coll, 3e8, c, chunks=chunks, channels=channels)
+    lean = cl.simulate_collective(coll, 3e8, c, chunks=chunks, channels=channels,
+                                  trace=False)
+    assert lean.time_s == pytest.approx(full.time_s, rel=1e-9)
+    assert lean.n_transfers == full.n_transfers
+    # the traced channels really run on different orders: more than one
+    # neighbour of GPU 0 receives from it
+    rows = full.trace.to_rows()
+    assert len({r["dst"] for r in rows if r["src"] == 0}) == 3
+
+
+def test_switched_channels_keep_one_order():
+    # NVSwitch: every channel on the rank order, as before ring_orders existed
+    topo = nvswitch_topology(8, gpu="H100")
+    r = cl.simulate_collective("allreduce", 1e8, topo, channels=4)
+    assert {(x["src"], x["dst"]) for x in r.trace.to_rows()} == {(i, (i + 1) % 8)
+                                                                 for i in range(8)}

@@ -33,14 +33,26 @@ level (NCCL's slices, flags and FIFO slots are folded into the calibrated
 per-step costs), congestion control and packet loss in the network,
 adaptive routing, the reduction arithmetic's use of SM and memory
 bandwidth (in calibrated mode it is part of the effective link rate), and
-multi-path routes (one shortest route per pair), and NCCL's search for
-several link-disjoint rings: ``channels`` are parallel copies of one ring
-order (spread over the NICs across nodes), so on a full mesh or the DGX-1
-cube-mesh a simulated ring uses only the links of that order, while
-:func:`course_lib.predict.predict_collective` assumes NCCL's rings cover
-every NVLink (e.g. 4x A100 mesh, 256 MiB AllReduce: simulated busbw
-~75 GB/s, predicted ~220 GB/s).  Compare the two like for like only on
-switched fabrics (NVSwitch, PCIe, two-level), where they agree.  Sharing is fair
+multi-path routes (one shortest route per pair).
+
+Rings on directly wired GPUs: with ``channels > 1`` on a full NVLink mesh,
+the DGX-1 cube-mesh, a ring or a torus, each channel runs on its own ring
+order from :func:`course_lib.sim.schedules.ring_orders` -- Hamiltonian
+cycles over the direct links and their reverses, chosen greedily so that
+every link carries rings in proportion to its NVLink count -- standing in
+for NCCL's graph search; a single-node mesh or cube-mesh Cluster gets that
+many channels by default.  Then the simulated ring agrees with
+:func:`course_lib.predict.predict_collective` (256 MiB AllReduce busbw: 4x
+A100 mesh ~224 vs ~221 GB/s predicted; DGX-1 V100 ~109 vs ~109 GB/s),
+where one ring order alone reached ~75 and ~19 GB/s (``channels=1`` still
+does: one ring in rank order, through 2-hop routes on the cube-mesh).  Not
+modelled: NCCL's actual search (its bandwidth levels, PCI and NIC
+placement, ring counts per GPU architecture), rings that mix
+direct links with a switch, unequal shares per channel, and graphs over
+``MAX_RING_GPUS`` (16) GPUs or where the greedy search finds no
+Hamiltonian cycle, which keep the single order.  On switched fabrics
+(NVSwitch, PCIe) all channels share one order, as before; across nodes
+they leave through different NICs.  Sharing is fair
 (processor sharing) on every directed link; see :mod:`course_lib.sim.core`.
 
 Chapter 7 (collectives), chapter 8 (overlap, stragglers, contention).
@@ -138,7 +150,7 @@ def _network_and_overheads(cluster, overheads, algorithm):
 
 def simulate_collective(collective: str, n_bytes: float, cluster,
                         algorithm: str = "ring", chunks: int = 1, *,
-                        channels: int = 1, overheads: bool | None = None,
+                        channels: int | None = None, overheads: bool | None = None,
                         engine: str = "auto", trace: bool = True) -> SimResult:
     """Simulate one collective transfer by transfer.
 
@@ -158,9 +170,17 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         two-level allreduce on a multi-node cluster; ``"direct"``: alltoall.
     chunks : int
         Pieces each step's message is cut into (pipelining).
-    channels : int
+    channels : int, optional
         Parallel rings (ring algorithm), each on S/channels; on a two-level
-        cluster each leaves its node through a different NIC.
+        cluster each leaves its node through a different NIC; on GPUs wired
+        to each other (NVLink mesh, DGX-1 cube-mesh, ring, torus) channel k
+        runs on the k-th order of :func:`course_lib.sim.schedules.ring_orders`
+        (cycling), so several channels use every NVLink in both directions;
+        ``channels=1`` is one ring in rank order (2-hop routes where ranks
+        are not neighbours).  Default: on a single-node ``fabric="mesh"``
+        or ``"cube-mesh"`` Cluster, as many as ``ring_orders`` finds (e.g.
+        6 on 4x A100 mesh and on the DGX-1), as NCCL builds its rings;
+        elsewhere 1.
     overheads : bool, optional
         Add the calibrated launch, base latency and exposed slices (default:
         yes for a Cluster, no for a topology).
@@ -199,7 +219,8 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
     s = check_positive(n_bytes, "n_bytes")
     algo = check_choice(algorithm, "algorithm", SIM_ALGORITHMS)
     chunks = check_int(chunks, "chunks", minimum=1, maximum=4096)
-    channels = check_int(channels, "channels", minimum=1, maximum=64)
+    if channels is not None:
+        channels = check_int(channels, "channels", minimum=1, maximum=64)
     if not isinstance(trace, (bool, np.bool_)):
         raise TypeError(f"trace must be True or False, got {type(trace).__name__}")
     if not trace:
@@ -215,6 +236,12 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
     if getattr(cluster, "n_ranks", 0) > max_ranks:
         raise ValueError(_too_many_ranks(cluster.n_ranks, trace))
     net, ov, cl = _network_and_overheads(cluster, overheads, algo)
+    if channels is None:
+        channels = 1
+        if algo == "ring" and cl is not None and cl.nodes == 1 \
+                and cl.fabric in ("mesh", "cube-mesh"):
+            most = int(nccl_tuning("max_channels"))
+            channels = len(schedules.ring_orders(net.topo, most))
     ranks = net.gpus
     n = len(ranks)
     if n < 2:

@@ -13,6 +13,9 @@ builder            what it schedules
                    pieces pipeline and hide the per-step latency.
 ``ring_steps``     the same rings as a generator of steps for
                    :func:`~course_lib.sim.core.run_steps` (no schedule kept).
+``ring_orders``    several directed ring orders (Hamiltonian cycles over the
+                   direct GPU-GPU links and their reverses) that spread the
+                   channels over every NVLink of a mesh or cube-mesh.
 ``chain``          Broadcast / Reduce as a pipelined chain (NCCL's "ring" for
                    these): ``(n - 2 + chunks)`` piece-times.
 ``double_tree``    AllReduce on two binary trees, each carrying S/2; every
@@ -36,10 +39,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 
+from ..units import check_int
+
 __all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "in_switch",
-           "hierarchical", "direct", "channel_orders"]
+           "hierarchical", "direct", "channel_orders", "ring_orders", "MAX_RING_GPUS"]
+
+#: Largest GPU count on which :func:`ring_orders` searches for Hamiltonian
+#: cycles over the direct GPU-GPU links (NCCL's own search works on one
+#: node, at most 16 GPUs on the machines it plans rings for by search).
+MAX_RING_GPUS = 16
+_DFS_BUDGET = 20_000  # node expansions per cycle search (keeps a call < ~0.1 s)
 
 
 @dataclass(frozen=True)
@@ -60,8 +72,11 @@ def channel_orders(net, ranks, channels: int) -> np.ndarray:
 
     On a two-level cluster channel k's ring leaves every node from local GPU
     k (so through NIC k) and enters the next node at local GPU k+1, as NCCL
-    spreads its rings over the NICs.  Elsewhere every channel uses the given
-    order.
+    spreads its rings over the NICs.  With ``channels > 1`` on GPUs wired
+    directly to each other (a full NVLink mesh, the DGX-1 cube-mesh, a ring
+    or torus) channel k gets the k-th order of :func:`ring_orders` (cycling),
+    so the channels together use every NVLink in both directions.  Elsewhere
+    (switched fabrics, ``channels=1``) every channel uses the given order.
     """
     g = net.topo.graph
     ranks = list(ranks)
@@ -71,7 +86,150 @@ def channel_orders(net, ranks, channels: int) -> np.ndarray:
         orders = [[node * per + (ch + 1 + i) % per for node in range(g["nodes"])
                    for i in range(per)] for ch in range(channels)]
         return np.array([_nid(net, o) for o in orders])
+    if channels > 1 and ranks == list(net.gpus):
+        found = ring_orders(net.topo, channels)
+        if len(found) > 1:
+            return np.array([_nid(net, found[k % len(found)]) for k in range(channels)])
     return np.tile(_nid(net, ranks), (channels, 1))
+
+
+def ring_orders(topo, n_rings: int) -> list:
+    """Up to ``n_rings`` directed rings over the direct GPU-GPU links, spreading the load.
+
+    NCCL does not run every channel on one ring order: on a machine whose
+    GPUs are wired to each other (no switch) its graph search finds several
+    rings, and their reverses, that together use every NVLink in both
+    directions.  This is a small stand-in for that search: greedily, each
+    new undirected Hamiltonian cycle over the direct GPU-GPU links is the
+    one whose most loaded link, counted as ``(rings on it) / (links in
+    it)``, is least loaded (among equals, the depth-first search prefers
+    the links used least so far); it is taken in both directions.  The
+    search stops early once every link carries rings exactly in proportion
+    to its link count (more rings would repeat the pattern).
+
+    Parameters
+    ----------
+    topo : networkx.Graph
+        A :mod:`course_lib.topology` graph (edges may carry ``links``, the
+        NVLink count, default 1).
+    n_rings : int
+        Most directed rings to return (1..64).
+
+    Returns
+    -------
+    list of list
+        Directed rings, each a list of all GPU names starting at the first
+        GPU; ring ``2k+1`` is ring ``2k`` reversed.  Falls back to
+        ``[sorted GPUs]`` (one order, routed through switches as before)
+        when the GPUs are not directly wired in a Hamiltonian cycle
+        (NVSwitch, PCIe, two-level), when there are fewer than 3 or more
+        than ``MAX_RING_GPUS`` GPUs, or when ``n_rings`` is 1.
+        Deterministic.
+
+    Notes
+    -----
+    Greedy choice of ring ``k+1``: minimise ``max_e (load_e + 1) / links_e``
+    over the cycle's edges ``e`` (a bottleneck search: a depth-first search
+    for a Hamiltonian cycle on the links under each threshold in turn, at
+    most ``20 000`` expansions each).  With rings carrying equal shares
+    ``S/R``, a link's traffic over its bandwidth is proportional to
+    ``load_e / links_e``, so balanced loads let the rings use every link of
+    a GPU at once.  Chapter 7.
+
+    Examples
+    --------
+    Four GPUs in a full mesh have three undirected Hamiltonian cycles, each
+    edge in two of them; taken both ways they use every directed link twice:
+
+    >>> from collections import Counter
+    >>> from course_lib.topology import fully_connected_topology, hybrid_cube_mesh_topology
+    >>> rings = ring_orders(fully_connected_topology(4), 8)
+    >>> len(rings), rings[1] == [rings[0][0]] + rings[0][:0:-1]
+    (6, True)
+    >>> use = Counter((r[i], r[(i + 1) % 4]) for r in rings for i in range(4))
+    >>> len(use), set(use.values())
+    (12, {2})
+
+    On the DGX-1 the doubled links form one 8-ring and the single links
+    another; the doubled ring is used twice as often (both directions):
+
+    >>> [r for r in ring_orders(hybrid_cube_mesh_topology(), 8)[::2]]
+    [[0, 3, 2, 1, 5, 6, 7, 4], [0, 1, 3, 7, 5, 4, 6, 2], [0, 3, 2, 1, 5, 6, 7, 4]]
+    """
+    if not isinstance(topo, nx.Graph):
+        raise TypeError(f"topo must be a networkx.Graph topology, got "
+                        f"{type(topo).__name__}")
+    n_rings = check_int(n_rings, "n_rings", minimum=1, maximum=64)
+    gpus = [v for v, k in topo.nodes(data="kind") if k == "gpu"]
+    if not gpus:
+        raise ValueError("topo: has no GPU nodes (kind='gpu')")
+    gpus = sorted(gpus)
+    fallback = [list(gpus)]
+    n = len(gpus)
+    if n_rings == 1 or n < 3 or n > MAX_RING_GPUS:
+        return fallback
+    pos = {v: i for i, v in enumerate(gpus)}
+    links = np.zeros((n, n))
+    for a, b, d in topo.edges(data=True):
+        if a in pos and b in pos and a != b:
+            links[pos[a], pos[b]] = links[pos[b], pos[a]] = float(d.get("links", 1))
+    if (np.count_nonzero(links, axis=1) < 2).any():
+        return fallback
+    load = np.zeros((n, n))
+    nbrs = [np.flatnonzero(links[i]) for i in range(n)]
+    rings: list = []
+    while len(rings) < n_rings:
+        after = np.where(links > 0, (load + 1) / np.where(links > 0, links, 1), np.inf)
+        cycle = None
+        for thr in np.unique(after[np.isfinite(after)]):
+            cycle = _hamiltonian_cycle(nbrs, after <= thr + 1e-12,
+                                       load / np.maximum(links, 1))
+            if cycle is not None:
+                break
+        if cycle is None:
+            break
+        for i in range(n):
+            a, b = cycle[i], cycle[(i + 1) % n]
+            load[a, b] += 1
+            load[b, a] += 1
+        rings.append([gpus[i] for i in cycle])
+        rings.append([gpus[cycle[0]]] + [gpus[i] for i in cycle[:0:-1]])
+        used = load[links > 0] / links[links > 0]
+        if np.all(used == used[0]):  # every link in proportion to its links
+            break
+    return rings[:n_rings] if rings else fallback
+
+
+def _hamiltonian_cycle(nbrs, allowed, ratio):
+    """A Hamiltonian cycle from node 0 on the ``allowed`` edges (depth first,
+    least ``ratio`` first, then lowest id), or None (none, or over budget)."""
+    n = len(nbrs)
+    order = [sorted((int(b) for b in nbrs[a] if allowed[a, b]),
+                    key=lambda b, a=a: (ratio[a, b], b)) for a in range(n)]
+    path, on = [0], [False] * n
+    on[0] = True
+    stack = [iter(order[0])]
+    budget = _DFS_BUDGET
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return None
+        nxt = next(stack[-1], None)
+        if nxt is None:
+            stack.pop()
+            on[path.pop()] = False
+            continue
+        if on[nxt]:
+            continue
+        path.append(nxt)
+        on[nxt] = True
+        if len(path) == n:
+            if allowed[nxt, 0]:
+                return path
+            on[path.pop()] = False
+            continue
+        stack.append(iter(order[nxt]))
+    return None
 
 
 def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
