@@ -66,8 +66,15 @@ _LINE_NAMES = {"rdma_small_one_way": "RDMA, InfiniBand", "roce_small_one_way": "
                "tcp_kernel_path": "TCP, kernel path"}
 
 
+def _distance(distance_m: float) -> str:
+    """'250 m', '10 km', '1,000 km': readable at every slider position."""
+    if distance_m >= 1000:
+        return f"{distance_m / 1000:,.3g} km"
+    return f"{distance_m:,.3g} m"
+
+
 def _title(data):
-    return f"{data['family']} {data['nic']}, {data['distance_m']:.3g} m of fibre"
+    return f"{data['family']} {data['nic']}, {_distance(data['distance_m'])} of fibre"
 
 
 def _line_width(key, data):
@@ -125,7 +132,7 @@ def replot(data, fig, artists):
 def readout(data):
     return (f"{data['family']} {data['nic']}: {data['rate_gbit_per_s']:g} Gb/s = "
             f"{format_bandwidth(data['bw_bytes_per_s'])} per direction. "
-            f"{format_bytes(data['n_bytes'])} over {data['distance_m']:.3g} m: fibre "
+            f"{format_bytes(data['n_bytes'])} over {_distance(data['distance_m'])}: fibre "
             f"{format_time(data['rtt_s'])} + end points {format_time(data['endpoint_s'])} + "
             f"size/rate {format_time(data['serialisation_s'])} = "
             f"<b>{format_time(data['time_s'])}</b>.")
