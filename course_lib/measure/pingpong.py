@@ -62,30 +62,14 @@ _YIELD_EVERY = 4               # spins between yields of the CPU (for busy machi
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
-def _spin_until(ctrl, index: int, value: int, timeout_s: float) -> None:
-    """Spin until ``ctrl[index] == value``; yield the CPU now and then and
-    raise TimeoutError after ``timeout_s`` seconds."""
-    spins = 0
-    deadline = None
-    while ctrl[index] != value:
-        spins += 1
-        if spins % _YIELD_EVERY == 0:
-            _yield()
-        if spins % _SPIN_CHECK == 0:
-            now = time.monotonic()
-            if deadline is None:
-                deadline = now + timeout_s
-            elif now > deadline:
-                raise TimeoutError(f"no answer through shared memory within "
-                                   f"{timeout_s} s")
-
-
-def _spin_until_changed(ctrl, index: int, old: int, timeout_s: float) -> int:
+def _spin(ctrl, index: int, done, timeout_s: float, waiting_for: str) -> int:
+    """Spin until ``done(ctrl[index])``; return that value.  Yield the CPU now
+    and then, and raise TimeoutError after ``timeout_s`` seconds."""
     spins = 0
     deadline = None
     while True:
         v = ctrl[index]
-        if v != old:
+        if done(v):
             return v
         spins += 1
         if spins % _YIELD_EVERY == 0:
@@ -95,8 +79,18 @@ def _spin_until_changed(ctrl, index: int, old: int, timeout_s: float) -> int:
             if deadline is None:
                 deadline = now + timeout_s
             elif now > deadline:
-                raise TimeoutError(f"no request through shared memory within "
+                raise TimeoutError(f"no {waiting_for} through shared memory within "
                                    f"{timeout_s} s")
+
+
+def _spin_until(ctrl, index: int, value: int, timeout_s: float) -> None:
+    """Spin until ``ctrl[index] == value`` (the client waiting for an answer)."""
+    _spin(ctrl, index, lambda v: v == value, timeout_s, "answer")
+
+
+def _spin_until_changed(ctrl, index: int, old: int, timeout_s: float) -> int:
+    """Spin until ``ctrl[index] != old`` (the server waiting for a request)."""
+    return _spin(ctrl, index, lambda v: v != old, timeout_s, "request")
 
 
 # --- the echo servers (run in the helper process) ---------------------------
