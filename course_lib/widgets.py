@@ -20,9 +20,11 @@ leave the figure as ``plot`` would have drawn it.
 
 ``Explorer.update(**values)`` checks the values against the declared controls
 and returns the data -- that is what the headless tests call.
-``Explorer.show()`` builds the ipywidgets and redraws the figure into an
-``Output`` widget on every change (this works with JupyterLab's default
-inline backend, which does not redraw figures by itself).  When the
+``Explorer.show()`` builds the ipywidgets and, on every change, draws the
+figure to PNG and puts the bytes into an ``ipywidgets.Image`` (a plain widget
+value: JupyterLab redraws it, whereas the inline matplotlib backend does not
+redraw on widget changes and output captured into an ``Output`` widget from a
+callback is not shown by every front end).  When the
 environment variable ``COURSE_STATIC=1`` is set (the static HTML edition),
 ``show()`` draws one static figure at the default values instead.
 
@@ -95,6 +97,39 @@ def _fast_tick_labels(fig) -> None:
                 axis.set_major_formatter(FuncFormatter(_power_of_ten_label))
             if type(axis.get_minor_formatter()) is LogFormatterSciNotation:
                 axis.set_minor_formatter(NullFormatter())
+
+
+_CAPTION_FONT = None
+
+
+def _with_caption(image, text: str):
+    """``image`` with ``text`` in grey on a white strip below it (wrapped)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    global _CAPTION_FONT
+    if _CAPTION_FONT is None:
+        try:
+            _CAPTION_FONT = ImageFont.load_default(size=11)
+        except TypeError:                       # Pillow < 10.1: the bitmap font
+            _CAPTION_FONT = ImageFont.load_default()
+    font = _CAPTION_FONT
+    width = image.width - 8
+    lines, line = [], ""
+    for word in text.split(" · "):
+        trial = f"{line} · {word}" if line else word
+        if line and font.getlength(trial) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = trial
+    lines.append(line)
+    step = 14
+    out = Image.new("RGBA", (image.width, image.height + step * len(lines) + 4), "white")
+    out.paste(image, (0, 0))
+    draw = ImageDraw.Draw(out)
+    for i, ln in enumerate(lines):
+        draw.text((4, image.height + 2 + step * i), ln, fill=(110, 110, 110), font=font)
+    return out
 
 
 def _options(spec):
@@ -213,8 +248,30 @@ class Explorer:
         self._artists = artists if isinstance(artists, dict) else None
         return data, self._fig
 
+    def settings_text(self, **values) -> str:
+        """The control values as one line, e.g. ``"gpu H100 · n_bytes 1e+07"``:
+        the caption under every figure, so the picture records its settings."""
+        merged = self.defaults()
+        merged.update({k: self.check(k, v) for k, v in values.items()})
+        parts = []
+        for name, value in merged.items():
+            if isinstance(value, bool):
+                text = "on" if value else "off"
+            elif isinstance(value, float):
+                text = f"{value:.4g}"
+            else:
+                text = str(value)
+            parts.append(f"{name} {text}")
+        return " · ".join(parts)
+
     def png(self, **values) -> tuple[dict, bytes]:
-        """Compute, draw and encode the figure as PNG bytes; return (data, png)."""
+        """Compute, draw and encode the figure as PNG bytes; return (data, png).
+
+        Under the figure, a strip lists the control values
+        (:meth:`settings_text`): every change of a control changes the
+        picture, even one too small to move a curve by a pixel (1000 -> 1005
+        messages), and a screenshot says what it shows.
+        """
         import io
 
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -225,9 +282,10 @@ class Explorer:
         # cache, survive between redraws
         canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
         canvas.draw()
-        # encode the drawn buffer once, with light compression: a redraw must be fast
         image = Image.frombuffer("RGBA", canvas.get_width_height(),
                                  canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        image = _with_caption(image, self.settings_text(**values))
+        # encode once, with light compression: a redraw must be fast
         buf = io.BytesIO()
         image.save(buf, format="png", compress_level=1)
         return data, buf.getvalue()
@@ -272,8 +330,13 @@ class Explorer:
 
         controls = {name: self._widget(name, spec)
                     for name, spec in self.controls.items()}
-        out = w.Output(layout=w.Layout(min_height="120px"))
-        out.add_class("ic-plot")
+        # The figure travels as PNG bytes in an Image widget's value: a model
+        # update that every front end (JupyterLab, Notebook 7, VS Code, Colab)
+        # redraws, unlike an inline-backend figure or output captured into an
+        # Output widget from a widget callback.
+        image = w.Image(format="png")
+        plot = w.Box([image], layout=w.Layout(min_height="120px"))
+        plot.add_class("ic-plot")
         text = w.HTML()
         text.add_class("ic-readout")
 
@@ -285,15 +348,13 @@ class Explorer:
             except (ValueError, TypeError) as exc:
                 text.value = f"<span style='color:#b00'>{exc}</span>"
                 return
-            with out:
-                out.clear_output(wait=True)
-                display(Image(data=png, format="png"))
+            image.value = png
             text.value = message
 
         for c in controls.values():
             c.observe(redraw, names="value")
         title = w.HTML(f"<b>{self.title}</b>")
-        box = w.VBox([title, *controls.values(), out, text])
+        box = w.VBox([title, *controls.values(), plot, text])
         box.add_class("ic-explorer")
         redraw()
         display(box)

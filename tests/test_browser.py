@@ -1,12 +1,14 @@
 """Real-browser test: JupyterLab + Debian's chromium (via Playwright).
 
-For each chapter in :data:`CHAPTERS` it starts JupyterLab on a free localhost
-port (token set, no browser, root = a temporary copy of notebooks/), opens the
-chapter, runs every cell from the Run menu, waits for the first explorer
-(``.ic-explorer``), changes one of its controls (a dropdown, and a slider by
-keyboard), and checks that the plot image (``.ic-plot img`` src) and the
-readout (``.ic-readout``) change -- the redraw that the inline backend alone
-would not do.
+One JupyterLab server for the module (free localhost port, token set, root =
+a temporary copy of notebooks/).  For every chapter with an explorer it opens
+the notebook, runs every cell, waits for all of the chapter's explorers
+(``.ic-explorer``; as many as the notebook has ``.show()`` calls), and for
+each explorer drives one control the way a learner does: it focuses the first
+slider and presses ArrowRight five times (ArrowLeft when the slider starts at
+its maximum), or, with no slider, picks another dropdown option.  The plot
+image (``.ic-plot img``) must change -- the redraw that the inline backend
+alone does not do in JupyterLab.
 
 Chromium must be Debian's (``/usr/bin/chromium``; ``bash scripts/ensure_chromium.sh``
 installs it); Playwright never downloads a browser here.  Without it the test
@@ -31,12 +33,19 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-#: (notebook, explorer title fragment): the chapters driven in the browser.
-#: The chapters 7-11 author appends to this list.
-CHAPTERS = [
-    ("03_arterial_roads.ipynb", "crossover"),
-    ("08_traffic_lights.ipynb", "Staggered rush hours"),
-]
+
+def _explorer_count(path: pathlib.Path) -> int:
+    """How many explorers a notebook shows (code cells calling ``.show()``)."""
+    import json
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return sum("".join(c["source"]).count(".show()") for c in nb["cells"]
+               if c["cell_type"] == "code")
+
+
+#: (notebook, number of explorers) for every chapter that has one.
+CHAPTERS = [(p.name, n) for p in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+            if (n := _explorer_count(p))]
 TOKEN = "interconnect-city-test"
 
 
@@ -158,69 +167,88 @@ def lab_server_root(_page) -> str:
     return tempfile.gettempdir()
 
 
-def _state(explorer):
-    img = explorer.locator(".ic-plot img").first
-    return img.get_attribute("src"), explorer.locator(".ic-readout").first.inner_text()
+def _img_src(explorer):
+    return explorer.locator(".ic-plot img").first.get_attribute("src")
 
 
-def _wait_change(page, explorer, before, timeout_s=30):
+def _wait_src_change(page, explorer, before, timeout_s=30):
     deadline = time.time() + timeout_s
     while time.time() < deadline:
-        now = _state(explorer)
-        if now[0] != before[0] and now[1] != before[1]:
+        now = _img_src(explorer)
+        if now and now != before:
             return now
-        page.wait_for_timeout(250)
-    return _state(explorer)
+        page.wait_for_timeout(200)
+    return _img_src(explorer)
 
 
-@pytest.mark.parametrize("notebook,title", CHAPTERS, ids=[c[0] for c in CHAPTERS])
-def test_explorer_redraws_in_jupyterlab(lab_server, browser, notebook, title):
+def _png_bytes(page, src):
+    """The PNG behind an image ``src`` (a blob: or data: URL), read in the page."""
+    return page.evaluate(
+        "async src => { const b = await (await fetch(src)).arrayBuffer();"
+        " return Array.from(new Uint8Array(b)); }", src)
+
+
+def _drive_one_control(page, explorer) -> str:
+    """Move the first slider by keyboard (or pick another dropdown option);
+    return what was done."""
+    handle = explorer.locator(".noUi-handle, input[type='range']").first
+    if handle.count():
+        at_max = handle.evaluate(
+            "h => h.getAttribute('aria-valuenow') !== null &&"
+            " Number(h.getAttribute('aria-valuenow')) >= Number(h.getAttribute('aria-valuemax'))")
+        key = "ArrowLeft" if at_max else "ArrowRight"
+        handle.focus()
+        for _ in range(5):
+            page.keyboard.press(key)
+        return f"first slider, {key} x5"
+    select = explorer.locator("select").first
+    options = select.locator("option").all_inner_texts()
+    current = select.evaluate("s => s.options[s.selectedIndex].text")
+    select.select_option(label=next(o for o in options if o != current))
+    return "first dropdown, another option"
+
+
+@pytest.mark.parametrize("notebook,n_explorers", CHAPTERS, ids=[c[0] for c in CHAPTERS])
+def test_every_explorer_redraws_in_jupyterlab(lab_server, browser, notebook, n_explorers):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         page.goto(f"{lab_server}/lab/tree/{notebook}?token={TOKEN}&reset",
                   wait_until="domcontentloaded", timeout=60_000)
         page.locator(".jp-Notebook").first.wait_for(timeout=60_000)
-        # wait until the kernel is idle before running everything
         page.wait_for_function(
             "() => !!document.querySelector(\"[data-status='idle']\") || "
             "document.body.textContent.includes('Kernel status: Idle')", timeout=60_000)
-        explorer = page.locator(".ic-explorer").filter(has_text=title).first
+        explorers = page.locator(".ic-explorer")
         for attempt in range(3):            # a cold server or kernel can drop the first run
             _run_all(page)
             try:
-                explorer.wait_for(timeout=60_000)
+                page.wait_for_function(
+                    "n => document.querySelectorAll('.ic-explorer .ic-plot img').length >= n",
+                    arg=n_explorers, timeout=120_000)
                 break
             except Exception:
                 if attempt == 2:
                     shot = pathlib.Path(lab_server_root(page)) / f"{notebook}.png"
                     page.screenshot(path=str(shot))
-                    raise AssertionError(f"no explorer titled {title!r} after 3 runs of "
-                                         f"every cell; screenshot: {shot}") from None
-        explorer.locator(".ic-plot img").first.wait_for(timeout=60_000)
+                    raise AssertionError(
+                        f"{notebook}: {explorers.count()} of {n_explorers} explorers drawn "
+                        f"after 3 runs of every cell; screenshot: {shot}") from None
+        # wait until the kernel is idle again (Run All finished), as a learner would
         page.wait_for_function(
-            "el => el && el.innerText.trim().length > 0",
-            arg=explorer.locator(".ic-readout").first.element_handle(), timeout=30_000)
-        before = _state(explorer)
-        assert before[0].startswith("data:image/png") or before[0].startswith("blob:")
-
-        # 1. change a dropdown
-        select = explorer.locator("select").first
-        options = select.locator("option").all_inner_texts()
-        current = select.evaluate("s => s.options[s.selectedIndex].text")
-        target = next(o for o in options if o != current)
-        select.select_option(label=target)
-        after = _wait_change(page, explorer, before)
-        assert after[0] != before[0], "the plot image did not change after the dropdown"
-        assert after[1] != before[1], "the readout did not change after the dropdown"
-
-        # 2. move a slider with the keyboard (left: a slider may start at its maximum)
-        handle = explorer.locator(".noUi-handle, .widget-slider .ui-slider-handle, "
-                                  "input[type='range']").first
-        if handle.count():
-            handle.focus()
-            for _ in range(3):
-                page.keyboard.press("ArrowLeft")
-            moved = _wait_change(page, explorer, after)
-            assert moved[1] != after[1], "the readout did not change after the slider"
+            "() => !!document.querySelector(\"[data-status='idle']\") || "
+            "document.body.textContent.includes('Kernel status: Idle')", timeout=120_000)
+        assert explorers.count() == n_explorers
+        for i in range(n_explorers):
+            explorer = explorers.nth(i)
+            explorer.scroll_into_view_if_needed()
+            title = (explorer.inner_text().strip().splitlines() or ["?"])[0][:60]
+            before = _img_src(explorer)
+            assert before and (before.startswith("blob:") or before.startswith("data:image/png"))
+            png_before = _png_bytes(page, before)
+            action = _drive_one_control(page, explorer)
+            after = _wait_src_change(page, explorer, before)
+            assert after != before, f"{notebook} / {title!r}: no redraw after {action}"
+            assert _png_bytes(page, after) != png_before, \
+                f"{notebook} / {title!r}: the figure is the same after {action}"
     finally:
         page.close()

@@ -29,6 +29,17 @@ cores took 5-12 ms so.  When there are more ranks than cores, the lab sets
 (unless you set them), so that a waiting rank soon gives its core away
 (0.5-1 ms on the same machine); the settings used are in ``metadata["runs"]``.
 
+Which launcher: ranks only find each other when ``mpiexec`` belongs to the MPI
+library mpi4py was built with.  :func:`mpi_setup` asks mpi4py for
+``MPI.Get_library_version()`` (MPICH or Open MPI) in a subprocess and picks a
+launcher whose ``--version`` names the same MPI: the venv's PyPI ``mpich``
+puts MPICH's next to Python, Debian's Open MPI installs ``mpiexec.openmpi``.
+Under Open MPI as root -- containers, Colab, many hubs -- the lab sets Open
+MPI's documented opt-in ``OMPI_ALLOW_RUN_AS_ROOT=1`` and
+``OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1``, and allows oversubscription when there
+are more ranks than cores (:func:`_worker_env`).  With no matching launcher
+the lab is skipped with the reason and the fix.
+
 Taught in chapter 7 (Sharing the Load).
 """
 
@@ -48,12 +59,13 @@ from pathlib import Path
 import numpy as np
 
 from ..analytic import busbw_bytes_per_s, ring_allreduce_time_s
-from ..units import check_int, check_positive
+from ..units import check_choice, check_int, check_positive
 from .harness import (LabResult, Timing, check_sizes, fit_alpha_beta, machine_info,
                       progress_bar)
 
 __all__ = ["allreduce_lab", "allreduce_from_json", "find_mpiexec",
-           "mpi_available", "mpiexec_command", "ALLREDUCE_FULL_SIZES",
+           "mpi_available", "mpi_setup", "mpi_library_version", "flavour_of",
+           "launcher_version", "mpiexec_command", "ALLREDUCE_FULL_SIZES",
            "ALLREDUCE_QUICK_SIZES"]
 
 #: 4 KiB .. 64 MiB, every factor of 4.
@@ -62,27 +74,137 @@ ALLREDUCE_FULL_SIZES = tuple(4**k for k in range(6, 14))
 ALLREDUCE_QUICK_SIZES = (4096, 65536, 1048576)
 
 
-def find_mpiexec() -> str | None:
-    """Path of ``mpiexec``: next to this Python (the venv's PyPI ``mpich``),
-    then under ``sys.prefix``, then on ``PATH``; None if there is none."""
+# --- which MPI, which launcher ------------------------------------------------
+_PROBE = ("import mpi4py; mpi4py.rc.initialize = False; mpi4py.rc.finalize = False; "
+          "from mpi4py import MPI; print(MPI.Get_library_version().strip())")
+
+
+def _probe_env(env=None) -> dict:
+    env = dict(os.environ if env is None else env)
+    pkg_parent = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"]
+                                      if env.get("PYTHONPATH") else "")
+    return env
+
+
+def flavour_of(text: str) -> str:
+    """``"mpich"``, ``"openmpi"`` or ``"other"`` from a library or launcher
+    version text.
+
+    >>> flavour_of("MPICH Version:      5.0.2"), flavour_of("mpiexec (OpenRTE) 4.1.4")
+    ('mpich', 'openmpi')
+    >>> flavour_of("Open MPI v5.0.7, package: Debian"), flavour_of("Intel(R) MPI Library")
+    ('openmpi', 'other')
+    """
+    low = text.lower()
+    if "open mpi" in low or "openrte" in low or "open-mpi" in low or "prrte" in low:
+        return "openmpi"
+    if "mpich" in low or "hydra" in low:
+        return "mpich"
+    return "other"
+
+
+def mpi_library_version(env=None, timeout_s: float = 30.0) -> str:
+    """``MPI.Get_library_version()`` of the mpi4py that the worker will import
+    (same Python, same ``PYTHONPATH``), read in a subprocess without starting
+    MPI.  Raises RuntimeError with mpi4py's message when it cannot load."""
+    try:
+        out = subprocess.run([sys.executable, "-c", _PROBE], env=_probe_env(env),
+                             capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"loading mpi4py took over {timeout_s:g} s") from None
+    if out.returncode != 0:
+        raise RuntimeError("mpi4py cannot load its MPI library: " +
+                           (out.stderr.strip().splitlines() or ["(no message)"])[-1])
+    return out.stdout.strip()
+
+
+def launcher_version(path: str, timeout_s: float = 20.0) -> str:
+    """What ``<launcher> --version`` prints (empty when it cannot run)."""
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True,
+                             timeout=timeout_s, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return (out.stdout + out.stderr).strip()
+
+
+def _candidates(flavour: str) -> list[str]:
+    """Launchers to try for one MPI flavour, best first."""
     here = Path(sys.executable).parent
-    for cand in (here / "mpiexec", Path(sys.prefix) / "bin" / "mpiexec"):
-        if cand.is_file() and os.access(cand, os.X_OK):
-            return str(cand)
-    return shutil.which("mpiexec")
+    beside = [str(here / "mpiexec"), str(Path(sys.prefix) / "bin" / "mpiexec")]
+    if flavour == "openmpi":
+        names = ["mpiexec.openmpi", "mpirun.openmpi", "mpiexec", "mpirun"]
+        return [p for p in beside] + [shutil.which(n) or "" for n in names]
+    names = ["mpiexec.mpich", "mpiexec.hydra", "mpiexec", "mpirun"]
+    return beside + [shutil.which(n) or "" for n in names]
+
+
+def find_mpiexec(flavour: str | None = None) -> str | None:
+    """The launcher for the MPI that mpi4py was built with.
+
+    ``flavour`` (``"mpich"`` or ``"openmpi"``) defaults to what
+    :func:`mpi_library_version` reports.  Candidates: ``mpiexec`` next to this
+    Python (the venv's PyPI ``mpich`` puts it there), then
+    ``mpiexec.<flavour>``, ``mpiexec`` and ``mpirun`` on ``PATH``; the first
+    whose ``--version`` names the same MPI wins.  None if there is none.
+    """
+    if flavour is None:
+        try:
+            flavour = flavour_of(mpi_library_version())
+        except RuntimeError:
+            return None
+    seen = set()
+    for cand in _candidates(flavour):
+        if not cand or cand in seen or not (os.path.isfile(cand)
+                                             and os.access(cand, os.X_OK)):
+            continue
+        seen.add(cand)
+        if flavour == "other" or flavour_of(launcher_version(cand)) == flavour:
+            return cand
+    return None
+
+
+_INSTALL_HINT = {
+    "mpich": "pip install mpich (puts MPICH's mpiexec next to this Python), or "
+             "apt-get install mpich",
+    "openmpi": "apt-get install openmpi-bin (Debian/Ubuntu), or load the Open MPI "
+               "module your mpi4py was built with; or use MPICH: pip install "
+               "mpich mpi4py in a fresh virtual environment",
+    "other": "put your MPI's mpiexec on PATH, or pass mpiexec=...",
+}
+
+
+def mpi_setup() -> tuple[str | None, str, str]:
+    """``(launcher, flavour, library)``: the launcher matching mpi4py's MPI,
+    its flavour and mpi4py's library version line.  ``launcher`` is None when
+    none was found; then ``library`` holds the reason with the fix."""
+    import importlib.util
+    if importlib.util.find_spec("mpi4py") is None:
+        return None, "", ("mpi4py is not installed: pip install mpi4py mpich "
+                          "(the course's 'course' extra)")
+    try:
+        library = mpi_library_version()
+    except RuntimeError as exc:
+        return None, "", (f"{exc}; install an MPI for it: pip install mpich "
+                          f"(or load your cluster's MPI module)")
+    flavour = flavour_of(library)
+    first = library.splitlines()[0] if library else "an unknown MPI"
+    exe = find_mpiexec(flavour)
+    if exe is None:
+        return None, flavour, (
+            f"mpi4py here uses {first!r}, but no matching launcher (mpiexec) was "
+            f"found next to Python or on PATH -- a launcher of another MPI would "
+            f"start {'' if flavour == 'other' else 'single, unconnected '}ranks. "
+            f"Fix: {_INSTALL_HINT[flavour]}")
+    return exe, flavour, first
 
 
 def mpi_available() -> tuple[bool, str]:
-    """``(True, "")`` when mpi4py imports and mpiexec is found, else
-    ``(False, reason)`` -- without starting MPI."""
-    import importlib.util
-    if importlib.util.find_spec("mpi4py") is None:
-        return False, ("mpi4py is not installed: pip install mpi4py mpich "
-                       "(the course's 'course' extra)")
-    if find_mpiexec() is None:
-        return False, ("no mpiexec found next to Python or on PATH: pip install "
-                       "mpich (or load your cluster's MPI module)")
-    return True, ""
+    """``(True, "")`` when mpi4py loads and a launcher of the same MPI is
+    found, else ``(False, reason with the fix)`` -- without starting MPI."""
+    exe, _flavour, why = mpi_setup()
+    return (True, "") if exe else (False, why)
 
 
 def _sizes_arg(sizes) -> str:
@@ -92,21 +214,38 @@ def _sizes_arg(sizes) -> str:
 def mpiexec_command(n_ranks: int, sizes_bytes, *, out: str | None = None,
                     hosts=None, ppn: int | None = None, mpiexec: str | None = None,
                     extra_args=(), repeats: int = 5, warmup: int = 2,
-                    sample_s: float = 0.02, budget_s: float = 10.0) -> list[str]:
+                    sample_s: float = 0.02, budget_s: float = 10.0,
+                    flavour: str = "mpich") -> list[str]:
     """The command line that runs the worker (also what to type on a cluster).
+
+    ``flavour`` picks the launcher's spelling of hosts and ranks per host:
+    MPICH's Hydra ``-hosts a,b -ppn 8``, Open MPI's ``--host a:8,b:8
+    --map-by ppr:8:node``.
 
     >>> cmd = mpiexec_command(4, [4096, 65536], mpiexec="mpiexec", out="ar.json")
     >>> " ".join(cmd[:3]), cmd[5:7]
     ('mpiexec -n 4', ['course_lib.measure.mpi_worker', '--sizes'])
+    >>> mpiexec_command(16, [8], mpiexec="mpirun", hosts=["a", "b"], ppn=8,
+    ...                 flavour="openmpi")[3:7]
+    ['--host', 'a:8,b:8', '--map-by', 'ppr:8:node']
     """
     n = check_int(n_ranks, "n_ranks", minimum=1)
-    cmd = [mpiexec or find_mpiexec() or "mpiexec", "-n", str(n)]
-    if hosts:
-        if isinstance(hosts, str):
-            hosts = [hosts]
-        cmd += ["-hosts", ",".join(hosts)]
+    flavour = check_choice(flavour, "flavour", ["mpich", "openmpi", "other"])
+    cmd = [mpiexec or find_mpiexec(flavour) or "mpiexec", "-n", str(n)]
+    if isinstance(hosts, str):
+        hosts = [hosts]
     if ppn is not None:
-        cmd += ["-ppn", str(check_int(ppn, "ppn", minimum=1))]
+        ppn = check_int(ppn, "ppn", minimum=1)
+    if flavour == "openmpi":
+        if hosts:
+            cmd += ["--host", ",".join(f"{h}:{ppn}" if ppn else h for h in hosts)]
+        if ppn is not None:
+            cmd += ["--map-by", f"ppr:{ppn}:node"]
+    else:
+        if hosts:
+            cmd += ["-hosts", ",".join(hosts)]
+        if ppn is not None:
+            cmd += ["-ppn", str(ppn)]
     cmd += [str(a) for a in extra_args]
     cmd += [sys.executable, "-m", "course_lib.measure.mpi_worker",
             "--sizes", _sizes_arg(sizes_bytes), "--repeats", str(repeats),
@@ -146,7 +285,9 @@ def allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick: bool = False,
     ppn : int, optional
         Ranks per host (``-ppn``).
     mpiexec : str, optional
-        The launcher; default :func:`find_mpiexec`.
+        The launcher; default :func:`find_mpiexec`: the one of the MPI that
+        mpi4py was built with (MPICH's or Open MPI's, read from
+        ``MPI.Get_library_version()``).
     extra_args : sequence of str
         More launcher options, placed before the program.
     budget_s : float, optional
@@ -186,10 +327,16 @@ def allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick: bool = False,
 
     result = LabResult(name="allreduce", metadata=machine_info(),
                        plot_y="busbw_bytes_per_s")
-    ok, why = mpi_available()
-    if not ok and mpiexec is None:
-        result.skipped = why
-        return result
+    if mpiexec is None:
+        mpiexec, flavour, library = mpi_setup()
+        if mpiexec is None:
+            result.skipped = library
+            return result
+    else:
+        flavour = flavour_of(launcher_version(mpiexec)) if os.path.isfile(mpiexec) \
+            else "mpich"
+        library = ""
+    result.metadata.update({"mpiexec": mpiexec, "mpi_flavour": flavour})
     total = len(counts) * len(sizes)
     bar = progress_bar(range(total), total=total, desc="allreduce",
                        disable=not progress)
@@ -201,16 +348,17 @@ def allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick: bool = False,
                 out = os.path.join(tmp, "allreduce.json")
                 cmd = mpiexec_command(n, sizes, out=out, hosts=hosts, ppn=ppn,
                                       mpiexec=mpiexec, extra_args=extra_args,
-                                      repeats=repeats,
+                                      repeats=repeats, flavour=flavour,
                                       warmup=1 if quick else 2,
                                       sample_s=0.01 if quick else 0.02,
                                       budget_s=budget_s)
-                env = _worker_env(n, hosts)
+                env = _worker_env(n, hosts, flavour)
                 _run_with_progress(cmd, env, timeout_s, lambda: next(ticker, None))
                 with open(out) as f:
                     data = json.load(f)
                 data["command"] = " ".join(cmd)
-                data["env"] = {k: env[k] for k in env if k.startswith("MPIR_CVAR")}
+                data["env"] = {k: env[k] for k in env
+                               if k.startswith(("MPIR_CVAR", "OMPI_", "PRTE_"))}
                 runs.append(data)
     finally:
         if hasattr(bar, "close"):
@@ -221,16 +369,35 @@ def allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick: bool = False,
     return result
 
 
-def _worker_env(n_ranks: int, hosts) -> dict:
-    env = dict(os.environ)
-    pkg_parent = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"]
-                                      if env.get("PYTHONPATH") else "")
+def _worker_env(n_ranks: int, hosts, flavour: str = "mpich") -> dict:
+    """The environment of the MPI job: this package on ``PYTHONPATH``, and
+    the settings one machine needs (your own settings always win).
+
+    * More ranks than cores, MPICH: waiting ranks yield their core soon
+      (``MPIR_CVAR_POLLS_BEFORE_YIELD=100``, ``MPIR_CVAR_ENABLE_HEAVY_YIELD=1``).
+    * More ranks than cores, Open MPI: oversubscription must be allowed
+      (``OMPI_MCA_rmaps_base_oversubscribe=1`` for Open MPI 4,
+      ``PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe`` for 5), and
+      waiting ranks yield (``OMPI_MCA_mpi_yield_when_idle=1``).
+    * Open MPI as root (containers, Colab, many hubs): its documented opt-in
+      ``OMPI_ALLOW_RUN_AS_ROOT=1`` and ``OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1``;
+      without them ``mpiexec`` refuses to start.
+    """
+    env = _probe_env()
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    if not hosts and n_ranks > cpus:
+    crowded = not hosts and n_ranks > cpus
+    if flavour == "openmpi":
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        if crowded:
+            env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+            env.setdefault("PRTE_MCA_rmaps_default_mapping_policy", ":oversubscribe")
+            env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    elif crowded:
         env.setdefault("MPIR_CVAR_POLLS_BEFORE_YIELD", "100")
         env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
     return env
