@@ -17,7 +17,7 @@ from .analytic import collective_time_s
 from .units import check_choice, check_int
 
 __all__ = ["plot_timeline", "plot_link_utilisation", "plot_sim_vs_bound",
-           "plot_busbw_vs_measured"]
+           "plot_busbw_vs_measured", "plot_copy_reference"]
 
 
 def _axes(ax):
@@ -187,4 +187,104 @@ def plot_busbw_vs_measured(cluster, collective: str = "allreduce", measured=None
     ax.set_ylabel("busbw (GB/s)")
     ax.set_title(f"{collective} on {cluster.describe()}")
     ax.legend()
+    return ax
+
+
+#: Colour per copy variant in :func:`plot_copy_reference`.
+_COPY_COLOURS = {"h2d-pinned": "#d95f02", "d2h-pinned": "#e6ab02",
+                 "h2d-pageable": "#7570b3", "d2h-pageable": "#66a61e",
+                 "d2d": "#1b9e77"}
+
+
+def _records_of(obj):
+    """Records from a LabResult, a dict with ``records``, or a list of dicts."""
+    if obj is None:
+        return []
+    recs = getattr(obj, "records", None)
+    if recs is None and isinstance(obj, dict):
+        recs = obj.get("records")
+    if recs is None:
+        recs = obj
+    if not isinstance(recs, (list, tuple)) or not all(isinstance(r, dict) for r in recs):
+        raise TypeError("expected a LabResult, a dict with 'records' or a list of "
+                        f"record dicts, got {type(obj).__name__}")
+    return list(recs)
+
+
+def plot_copy_reference(reference=None, own=None, models: bool = True,
+                        variants=("h2d-pinned", "d2h-pinned", "h2d-pageable",
+                                  "d2h-pageable"), ax=None):
+    """Host<->GPU copy bandwidth against size: a real GPU, your run, the models.
+
+    Parameters
+    ----------
+    reference : LabResult, optional
+        Default :func:`course_lib.measure.h200_copies` (an NVIDIA H200 on
+        PCIe Gen5 x16): solid lines.
+    own : LabResult or list of records, optional
+        Your own ``gpu-copies`` run (same variant names): circles.  Records of
+        other labs are ignored (only the named variants are drawn).
+    models : bool
+        Draw the course's model for the reference's GPU, ``T = alpha + n/B``
+        with :func:`course_lib.analytic.route_parameters` (``"h2d"``, pinned
+        and pageable; dashed), and the PCIe line rate per direction
+        (:func:`course_lib.hardware.pcie_bw_per_dir_bytes_per_s`; dotted).
+    variants : sequence of str
+        Which copy variants to draw (add ``"d2d"`` for the copy inside the GPU).
+
+    Returns the matplotlib Axes (bandwidth in GB/s, one way, against bytes).
+    Chapters 3 and 4.
+    """
+    from .analytic import route_parameters, transfer_time_s
+    from .hardware import pcie_bw_per_dir_bytes_per_s
+    from .measure.reference import h200_copies
+
+    if isinstance(variants, str):
+        variants = (variants,)
+    for v in variants:
+        check_choice(v, "variants", list(_COPY_COLOURS))
+    if reference is None:
+        reference = h200_copies()
+    ref_recs = _records_of(reference)
+    own_recs = _records_of(own)
+    meta = getattr(reference, "metadata", {}) or {}
+    gpu_name = meta.get("gpu", "reference GPU")
+    ax = _axes(ax)
+    for v in variants:
+        pts = sorted((r["n_bytes"], r["bw_bytes_per_s"]) for r in ref_recs
+                     if r.get("variant") == v)
+        if pts:
+            x, y = zip(*pts)
+            ax.plot(x, np.array(y) / 1e9, "-", color=_COPY_COLOURS[v], lw=2,
+                    label=f"{gpu_name}: {v}")
+        mine = sorted((r["n_bytes"], r["bw_bytes_per_s"]) for r in own_recs
+                      if r.get("variant") == v and r.get("bw_bytes_per_s"))
+        if mine:
+            x, y = zip(*mine)
+            ax.plot(x, np.array(y) / 1e9, "o", color=_COPY_COLOURS[v], mfc="none",
+                    label=f"your run: {v}")
+    sizes = sorted({r["n_bytes"] for r in ref_recs + own_recs if r.get("variant") in variants})
+    if models and sizes and "pcie_gen" in meta:
+        grid = np.geomspace(min(sizes), max(sizes), 60)
+        for memory, colour in (("pinned", _COPY_COLOURS["h2d-pinned"]),
+                               ("pageable", _COPY_COLOURS["h2d-pageable"])):
+            if not any(v.endswith(memory) for v in variants):
+                continue
+            p = route_parameters("h2d", gpu=gpu_name, memory=memory)
+            bw = [n / transfer_time_s(n, p["bw_bytes_per_s"], p["latency_s"]) for n in grid]
+            ax.plot(grid, np.array(bw) / 1e9, "--", color=colour, lw=1,
+                    label=f"model: {memory} (alpha + n/B)")
+        line = pcie_bw_per_dir_bytes_per_s(int(meta["pcie_gen"]),
+                                           int(meta.get("pcie_lanes", 16)))
+        ax.axhline(line / 1e9, color="grey", ls=":", lw=1,
+                   label=f"PCIe Gen{meta['pcie_gen']} x{meta.get('pcie_lanes', 16)} "
+                         f"line rate, one way")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("copy size (bytes)")
+    ax.set_ylabel("bandwidth, one way (GB/s)")
+    ax.set_title(f"Host <-> GPU copies: {gpu_name} (PCIe Gen{meta.get('pcie_gen', '?')})"
+                 + (" and your run" if own_recs else ""))
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
     return ax

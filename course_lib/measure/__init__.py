@@ -92,12 +92,13 @@ from .pingpong import kernel_bypass_lab
 from .mpi_allreduce import (allreduce_from_json, allreduce_lab, mpi_available,
                             mpiexec_command)
 from .gpu import gpu_available, gpu_copies_lab
+from .reference import h200_copies
 
 __all__ = [
     "LAB_NAMES", "run_lab",
     "pageable_lab", "batching_lab", "kernel_bypass_lab", "allreduce_lab",
     "allreduce_from_json", "mpiexec_command", "mpi_available",
-    "gpu_copies_lab", "gpu_available",
+    "gpu_copies_lab", "gpu_available", "h200_copies",
     "fit_alpha_beta", "AlphaBetaFit", "time_call", "Timing", "LabResult",
     "records_to_csv", "records_to_array", "plot_records", "load_lab_result",
     "default_results_dir", "machine_info", "SPREAD_DEFINITION",
