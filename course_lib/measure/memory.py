@@ -1,24 +1,40 @@
-"""Lab (chapter 4): pageable, resident and locked memory -- what pinning buys.
+"""Lab (chapter 4): what a copy from pageable memory costs -- on the CPU alone.
 
-A GPU's DMA engine can only read host memory that is *resident* (backed by
-physical pages) and *locked* (the OS promises not to move or swap it): that
-is "pinned" memory.  Ordinary ("pageable") memory may not even exist yet: a
-freshly allocated buffer is only a promise, and the first write to each 4 KiB
-page traps into the kernel (a page fault), which finds a physical page, zeroes
-it and maps it.  The CUDA driver copies pageable memory by staging it through
-a small pinned buffer; pinned memory goes straight to the DMA engine.
+A GPU's DMA engine reads host memory only when it is *pinned*: resident
+(backed by physical pages) and locked (the OS promises not to move it).  For
+a copy from ordinary ("pageable") memory the CUDA driver cannot hand the
+pages to the engine; it copies the data, chunk by chunk, into a small pinned
+*bounce* (staging) buffer of its own, and the engine takes each chunk from
+there.  Every byte is handled twice, and that happens even when the pageable
+buffer is fully resident -- it is the staging, not page faults, that makes
+pageable copies slow (the H200 reference run, :func:`course_lib.measure.h200_copies`:
+6.7-17 GB/s pageable against 55 GB/s pinned).
 
-This lab shows the CPU side of that story, with no GPU:
+Without a GPU this lab times the host side of those paths:
 
-``fresh``
-    copy into a buffer newly mapped from the OS (``mmap``) for *every*
-    sample, so every page faults on first touch -- the pageable worst case.
 ``resident``
-    copy into a buffer whose pages were touched before (faulted in once).
+    one direct copy from a resident source into a resident destination: the
+    single pass a DMA engine makes over pinned memory.
+``staged``
+    the same bytes, but moved chunk by chunk through a small bounce buffer
+    (``bounce_bytes``, default 256 KiB; locked with ``mlock`` where the OS
+    allows): source -> bounce, then bounce -> destination.  The first leg is
+    the driver's memcpy into its staging buffer; the second stands in for
+    the DMA engine's read of it.  Here one CPU core does both legs in turn;
+    the driver overlaps the engine's leg with the next memcpy, so on a GPU the
+    cost is closer to the slower of the two legs than to their sum.
 ``locked``
-    copy into a buffer locked with ``mlock`` (resident and pinned, as
-    ``cudaHostAlloc`` makes it).  Needs ``RLIMIT_MEMLOCK`` room or root; where
-    the OS refuses, the lab says so and goes on without it.
+    the direct copy into a buffer locked with ``mlock`` (resident and pinned,
+    as ``cudaHostAlloc`` makes it) -- the CPU copies no faster into it: pinning
+    makes memory *safe for a DMA engine*, not faster for the CPU.  Needs
+    ``RLIMIT_MEMLOCK`` room or root; where the OS refuses, the lab says so and
+    goes on without it.
+``fresh``
+    a copy into a buffer newly mapped from the OS for *every* sample: every
+    4 KiB page faults on first touch and the kernel finds and zeroes a page.
+    That is the cost of first touch -- of any new allocation, pinned or not --
+    and not what makes a pageable GPU copy slow (the driver's copies read
+    memory the program has already written).
 ``pin-fresh``
     the cost of pinning itself: ``mlock`` of a freshly mapped buffer (fault
     every page in and lock it) -- why a program pins its buffers once and
@@ -26,11 +42,12 @@ This lab shows the CPU side of that story, with no GPU:
 
 Each variant is swept over sizes and fitted to ``T = alpha + D / B``.  The
 copies are single-threaded ``numpy.copyto`` (a ``memcpy``); bandwidths count
-the bytes copied once (one direction).  Before every sample the CPU caches are
-flushed (a read of twice the last-level cache, untimed), so that small and
-large copies alike come from and go to main memory, as a DMA engine's do;
-``flush_cache=False`` shows instead how much faster copies that fit in cache
-are (and why they then break the straight line of the alpha-beta model).
+the bytes delivered once (one direction), so ``staged`` moves twice the bytes
+it is credited with.  Before every sample the CPU caches are flushed (a read
+of twice the last-level cache, untimed), so that small and large copies alike
+come from and go to main memory, as a DMA engine's do; ``flush_cache=False``
+shows instead how much faster copies that fit in cache are (and why they then
+break the straight line of the alpha-beta model).
 
 Taught in chapter 4 (The Freight Fleet).
 """
@@ -50,9 +67,11 @@ from .harness import (LabResult, check_sizes, check_variants, fit_alpha_beta,
                       machine_info, progress_bar, rate_record, time_call)
 
 __all__ = ["pageable_lab", "lock_memory", "unlock_memory", "memlock_limit_bytes",
-           "PAGEABLE_VARIANTS", "PAGEABLE_FULL_SIZES", "PAGEABLE_QUICK_SIZES"]
+           "staged_copy", "PAGEABLE_VARIANTS", "BOUNCE_BYTES", "PAGEABLE_FULL_SIZES", "PAGEABLE_QUICK_SIZES"]
 
-PAGEABLE_VARIANTS = ("fresh", "resident", "locked", "pin-fresh")
+PAGEABLE_VARIANTS = ("resident", "staged", "locked", "fresh", "pin-fresh")
+#: Default size of the bounce buffer of the ``staged`` variant, bytes.
+BOUNCE_BYTES = 256 * 2**10
 #: 64 KiB .. 256 MiB, every factor of 4.
 PAGEABLE_FULL_SIZES = tuple(2**k for k in range(16, 29, 2))
 #: 64 KiB .. 4 MiB: a few seconds.
@@ -166,11 +185,31 @@ class _CacheFlusher:
             self.scratch.max()
 
 
+def staged_copy(dst: np.ndarray, src: np.ndarray, bounce: np.ndarray) -> None:
+    """Copy ``src`` into ``dst`` chunk by chunk through ``bounce`` (what the
+    CUDA driver does for a pageable buffer): ``src -> bounce -> dst``.
+
+    >>> src = np.arange(10, dtype=np.uint8); dst = np.zeros(10, np.uint8)
+    >>> staged_copy(dst, src, np.empty(3, np.uint8)); dst.tolist() == src.tolist()
+    True
+    """
+    n, chunk = len(src), len(bounce)
+    if len(dst) < n:
+        raise ValueError(f"dst holds {len(dst)} bytes, fewer than src's {n}")
+    if chunk < 1:
+        raise ValueError("bounce must hold at least one byte")
+    for off in range(0, n, chunk):
+        k = min(chunk, n - off)
+        np.copyto(bounce[:k], src[off:off + k])
+        np.copyto(dst[off:off + k], bounce[:k])
+
+
 def pageable_lab(sizes_bytes=None, *, quick: bool = False,
                  variants=PAGEABLE_VARIANTS, repeats: int | None = None,
                  warmup: int = 1, budget_s: float | None = None,
-                 flush_cache: bool = True, progress: bool = True) -> LabResult:
-    """Copy bandwidth into fresh, resident and locked buffers, and the cost of pinning.
+                 flush_cache: bool = True, progress: bool = True,
+                 bounce_bytes: int = BOUNCE_BYTES) -> LabResult:
+    """Direct vs staged (bounce-buffer) copies, locked and fresh buffers, the cost of pinning.
 
     Parameters
     ----------
@@ -192,20 +231,25 @@ def pageable_lab(sizes_bytes=None, *, quick: bool = False,
         Evict the CPU caches before every sample (untimed); default True.
     progress : bool
         Show a progress bar.
+    bounce_bytes : int
+        Size of the ``staged`` variant's bounce buffer, bytes (>= 4096).
 
     Returns
     -------
     LabResult
-        Records per (variant, size) with ``bw_bytes_per_s`` (bytes copied /
+        Records per (variant, size) with ``bw_bytes_per_s`` (bytes delivered /
         median time, one way); fits per variant; summary with the bandwidth of
-        each variant at the largest size (``<variant>_bw_bytes_per_s``) and
-        ``fresh_over_resident`` (their ratio, < 1: the page-fault tax).
+        each variant at the largest size (``<variant>_bw_bytes_per_s``),
+        ``staged_over_resident`` (< 1: the price of the bounce buffer),
+        ``locked_over_resident`` (about 1) and ``fresh_over_resident`` (< 1:
+        the first-touch page-fault tax).
 
     Notes
     -----
-    Fitted per variant: ``T = alpha + D / B``.  For ``fresh`` the "bandwidth"
-    B folds in the page-fault rate: ``1/B_fresh ~ 1/B_copy + 1/(page_bytes x
-    fault rate)``.  Chapter 4.
+    Fitted per variant: ``T = alpha + D / B``.  Staged, two legs in series:
+    ``1/B_staged ~ 1/B_in + 1/B_out`` (each leg a memcpy).  For ``fresh`` the
+    "bandwidth" folds in the page-fault rate: ``1/B_fresh ~ 1/B_copy +
+    1/(page_bytes x fault rate)``.  Chapter 4.
     """
     if sizes_bytes is None:
         sizes_bytes = PAGEABLE_QUICK_SIZES if quick else PAGEABLE_FULL_SIZES
@@ -216,19 +260,28 @@ def pageable_lab(sizes_bytes=None, *, quick: bool = False,
     budget_s = check_positive(budget_s if budget_s is not None else
                               (0.5 if quick else 3.0), "budget_s")
     warmup = check_int(warmup, "warmup", minimum=0)
+    bounce_bytes = check_int(bounce_bytes, "bounce_bytes", minimum=4096)
 
     lab = "pageable"
     result = LabResult(name=lab, metadata=machine_info())
     result.metadata.update({"quick": quick, "repeats": repeats, "budget_s": budget_s,
                             "page_bytes": mmap.PAGESIZE,
                             "memlock_limit_bytes": memlock_limit_bytes(),
-                            "copy": "numpy.copyto, one thread"})
+                            "copy": "numpy.copyto, one thread",
+                            "bounce_bytes": bounce_bytes})
     if not isinstance(flush_cache, bool):
         raise TypeError(f"flush_cache must be True or False, got {flush_cache!r}")
     flush = _CacheFlusher(flush_cache)
     result.metadata["cache_flush_bytes"] = flush.n_bytes
     src = np.ones(max(sizes), dtype=np.uint8)       # resident source
     lock_failed: str | None = None
+    bounce = None
+    if "staged" in variants:
+        try:                                        # pinned, as the driver's is
+            bounce = _Mapped(bounce_bytes, lock=True, touch=True)
+        except OSError:
+            bounce = _Mapped(bounce_bytes, touch=True)
+        result.metadata["bounce_locked"] = bounce.locked
     points = [(v, n) for n in sizes for v in variants]
     for variant, n in progress_bar(points, total=len(points), desc="pageable",
                                    disable=not progress):
@@ -260,8 +313,14 @@ def pageable_lab(sizes_bytes=None, *, quick: bool = False,
             except OSError as exc:
                 lock_failed = str(exc)
                 continue
+            if variant == "staged":
+                def copy(_, buf=buf, s=s):
+                    staged_copy(buf.arr, s, bounce.arr)
+            else:
+                def copy(_, buf=buf, s=s):
+                    np.copyto(buf.arr, s)
             try:
-                timing = time_call(lambda _: np.copyto(buf.arr, s), setup=flush,
+                timing = time_call(copy, setup=flush,
                                    warmup=warmup, repeats=repeats,
                                    budget_s=budget_s)
             finally:
@@ -269,6 +328,8 @@ def pageable_lab(sizes_bytes=None, *, quick: bool = False,
         if timing is None:
             continue
         result.records.append(rate_record(lab, variant, n, timing))
+    if bounce is not None:
+        bounce.close()
     if lock_failed:
         result.notes.append(f"locked memory not measured (at and above the size "
                             f"that failed): {lock_failed}")
@@ -298,10 +359,11 @@ def _fit_and_summarise(result: LabResult) -> None:
             largest["fresh"]["n_bytes"] == largest["resident"]["n_bytes"]:
         result.summary["fresh_over_resident"] = (
             largest["fresh"]["bw_bytes_per_s"] / largest["resident"]["bw_bytes_per_s"])
-    if "locked" in largest and "resident" in largest and \
-            largest["locked"]["n_bytes"] == largest["resident"]["n_bytes"]:
-        result.summary["locked_over_resident"] = (
-            largest["locked"]["bw_bytes_per_s"] / largest["resident"]["bw_bytes_per_s"])
+    for v in ("staged", "locked"):
+        if v in largest and "resident" in largest and \
+                largest[v]["n_bytes"] == largest["resident"]["n_bytes"]:
+            result.summary[f"{v}_over_resident"] = (
+                largest[v]["bw_bytes_per_s"] / largest["resident"]["bw_bytes_per_s"])
     for v, f in result.fits.items():
         key = v.replace("-", "_")
         result.summary[f"{key}_alpha_s"] = f.alpha_s
