@@ -5,7 +5,9 @@ import time
 
 import pytest
 
-from course_lib.measure.pingpong import ShmPingPong, TcpPingPong, kernel_bypass_lab
+from course_lib.measure.harness import LabResult
+from course_lib.measure.pingpong import (ShmPingPong, TcpPingPong, cpu_situation,
+                                         explain_kernel_bypass, kernel_bypass_lab)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +69,64 @@ def test_spawn_start_method_works():
 @pytest.mark.parametrize("kw, msg", [({"sizes_bytes": [0]}, "sizes_bytes"),
                                      ({"variants": ["udp"]}, "variants"),
                                      ({"timeout_s": 0}, "timeout_s"),
-                                     ({"start_method": "thread"}, "start_method")])
+                                     ({"start_method": "thread"}, "start_method"),
+                                     ({"wait": "poll"}, "wait")])
 def test_bad_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         kernel_bypass_lab(**kw, progress=False)
+
+
+def test_the_cpu_situation_is_measured_and_reported(res):
+    sit = cpu_situation()
+    assert sit["cpus_available"] == len(os.sched_getaffinity(0)) >= 1
+    assert sit["oversubscribed"] == (sit["cpus_available"] < 2 or sit["free_cpus"] < 1.5)
+    m = res.metadata
+    assert m["wait"] in ("spin", "block")
+    # auto: spin only with two free CPUs, and then the partners sit on two CPUs
+    assert m["wait"] == ("block" if m["oversubscribed"] else "spin")
+    if m["wait"] == "spin" and m["cpus_available"] >= 2:
+        assert len(set(m["pinned_cpus"])) == 2
+    assert os.sched_getaffinity(0) == set(sit["cpus"])       # the notebook's CPUs restored
+
+
+@pytest.mark.parametrize("wait", ["spin", "block"])
+def test_both_wait_modes_echo_intact(wait):
+    with ShmPingPong(4096, timeout_s=5, wait=wait) as pp:
+        for n in (1, 4096):
+            pp.received[:] = 0
+            pp.rtt(n)
+            assert pp.check_echo(n)
+
+
+def test_one_busy_core_blocks_and_shared_memory_still_wins():
+    """On one CPU, auto picks the blocking wait, and the bypass keeps an edge."""
+    saved = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(saved)})
+    try:
+        r = kernel_bypass_lab((8,), repeats=5, number=20, budget_s=1.0, progress=False)
+    finally:
+        os.sched_setaffinity(0, saved)
+    assert r.metadata["cpus_available"] == 1 and r.metadata["oversubscribed"]
+    assert r.metadata["wait"] == "block" and r.metadata["pinned_cpus"] is None
+    # spinning here gave ratios of 0.02; blocking keeps shared memory ahead of TCP
+    assert r.summary["latency_ratio"] > 1
+
+
+def _fake(ratio, wait="spin", oversubscribed=False):
+    r = LabResult(name="kernel-bypass")
+    r.summary.update({"latency_ratio": ratio, "tcp_rtt_s": 30e-6,
+                      "shm_rtt_s": 30e-6 / ratio, "smallest_n_bytes": 8})
+    r.metadata.update({"wait": wait, "pinned_cpus": [0, 1] if wait == "spin" else None,
+                       "cpus_available": 2, "load_average_1min": 1.7,
+                       "oversubscribed": oversubscribed})
+    return r
+
+
+def test_the_explanation_reads_the_numbers():
+    low = explain_kernel_bypass(_fake(0.05, oversubscribed=True))
+    assert "0.05" in low and "lost" in low and "polls" in low and "oversubscribed" in low
+    high = explain_kernel_bypass(_fake(6.0))
+    assert "**6**" in high and "several times" in high and "lost" not in high
+    mid = explain_kernel_bypass(_fake(1.5, wait="block"))
+    assert "1.5" in mid and "semaphore" in mid and "system call" in mid
+    assert "Run both" in explain_kernel_bypass(LabResult(name="kernel-bypass"))

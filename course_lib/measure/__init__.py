@@ -9,7 +9,7 @@ Quick start (a notebook cell)::
     from course_lib import measure
     res = measure.run_lab("pageable", quick=True)   # seconds
     res.plot()                                       # matplotlib Axes
-    res.summary["fresh_over_resident"]               # headline numbers, SI units
+    res.summary["staged_over_resident"]              # headline numbers, SI units
     res.save()                                       # notebooks/lab_results/pageable.{csv,json}
 
 The labs
@@ -17,8 +17,10 @@ The labs
 =================  ======================================  =========  ===========
 name               what it measures                        chapter    needs
 =================  ======================================  =========  ===========
-``pageable``       copy into fresh (page-faulting),        4          --
-                   resident and mlock'ed buffers; the
+``pageable``       direct copy vs one staged through a     4          --
+                   small bounce buffer (as the driver
+                   does for pageable memory); locked and
+                   fresh (page-faulting) buffers; the
                    cost of pinning
 ``batching``       N copies of d bytes vs one of N*d:      4          --
                    per-call overhead
@@ -36,8 +38,11 @@ Public API
     Run a lab by name (``"kernel_bypass"`` and ``"kernel-bypass"`` both work);
     ``save=True`` (or a folder) also writes ``<name>.csv`` and ``<name>.json``;
     ``kwargs`` go to the lab's function.
-``pageable_lab(sizes_bytes=None, *, quick=False, variants=..., repeats=None, warmup=1, budget_s=None, progress=True)``
-    Variants ``fresh``, ``resident``, ``locked``, ``pin-fresh``.
+``pageable_lab(sizes_bytes=None, *, quick=False, variants=..., repeats=None, warmup=1, budget_s=None, progress=True, bounce_bytes=BOUNCE_BYTES)``
+    Variants ``resident``, ``staged``, ``locked``, ``fresh``, ``pin-fresh``.
+``h200_copies() -> LabResult``
+    The ``gpu-copies`` lab as it ran on an NVIDIA H200 (PCIe Gen5 x16): the
+    course's reference GPU data (``data/h200_gpu_copies.json``).
 ``batching_lab(total_bytes=None, piece_sizes_bytes=None, *, quick=False, ...)``
     Variants ``many-small``, ``one-big``; ``per_call_s``, ``per_call_overhead_s``.
 ``kernel_bypass_lab(sizes_bytes=None, *, quick=False, variants=..., number=None, timeout_s=10.0, ...)``
