@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 PORT   ?= 8888
 LAB_ARGS ?=
 
-.PHONY: lab test setup browser site clean-venv release autograde doctor bench
+.PHONY: lab test setup browser openmpi site clean-venv release autograde doctor bench
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed (nbgrader 0.9.6); found " + sys.version.split()[0]' \
@@ -27,7 +27,10 @@ lab: setup  ## open the course in JupyterLab on its start page
 browser:  ## Debian's chromium for the real-browser tests (needs root and apt-get)
 	@bash scripts/ensure_chromium.sh
 
-test: setup browser  ## run the whole test suite
+openmpi:  ## Debian's Open MPI, to test the MPI lab under Open MPI too (needs root and apt-get)
+	@bash scripts/ensure_openmpi.sh
+
+test: setup browser openmpi  ## run the whole test suite
 	$(PY) -m pytest
 
 doctor: setup  ## is this machine ready for the course?

@@ -2,7 +2,10 @@
 
 import json
 import os
+import pathlib
+import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -12,6 +15,10 @@ from course_lib.measure.mpi_allreduce import (allreduce_from_json, allreduce_lab
                                               find_mpiexec, mpi_available,
                                               mpiexec_command)
 from course_lib.measure.mpi_worker import parse_sizes
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+from build_mpi4py_openmpi import build_mpi4py_for_open_mpi  # noqa: E402
 
 needs_mpi = pytest.mark.skipif(
     not mpi_available()[0] and os.environ.get("CI") != "true",
@@ -93,8 +100,8 @@ def test_fit_recovers_the_ring_model_from_a_worker_file(tmp_path):
 
 
 def test_missing_mpi_skips_with_a_reason(monkeypatch):
-    monkeypatch.setattr(mpi_allreduce, "mpi_available",
-                        lambda: (False, "mpi4py is not installed"))
+    monkeypatch.setattr(mpi_allreduce, "mpi_setup",
+                        lambda: (None, "", "mpi4py is not installed"))
     res = allreduce_lab(2, quick=True, progress=False)
     assert res.skipped == "mpi4py is not installed" and res.records == []
 
@@ -117,3 +124,128 @@ def test_bad_arguments():
         allreduce_lab(2, (6,), progress=False)
     with pytest.raises(ValueError, match="timeout_s"):
         allreduce_lab(2, timeout_s=0, progress=False)
+
+
+# --- which MPI, which launcher (MPICH and Open MPI, as root) -------------------
+from course_lib.measure.mpi_allreduce import (_worker_env, flavour_of,  # noqa: E402
+                                              mpi_setup)
+
+
+def test_flavour_of_library_and_launcher_texts():
+    assert flavour_of("MPICH Version:      5.0.2\nMPICH Release date: ...") == "mpich"
+    assert flavour_of("HYDRA build details:\n    Version: 4.2.0") == "mpich"
+    assert flavour_of("Open MPI v4.1.4, package: Debian OpenMPI") == "openmpi"
+    assert flavour_of("mpiexec.openmpi (OpenRTE) 4.1.4") == "openmpi"
+    assert flavour_of("mpiexec (Open MPI) 5.0.7") == "openmpi"
+    assert flavour_of("Intel(R) MPI Library 2021.10") == "other"
+
+
+def test_open_mpi_as_root_gets_its_opt_in_and_oversubscription(monkeypatch):
+    for k in list(os.environ):
+        if k.startswith(("OMPI_", "PRTE_", "MPIR_CVAR")):
+            monkeypatch.delenv(k)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    env = _worker_env(64, None, "openmpi")          # more ranks than any test box has cores
+    assert env["OMPI_ALLOW_RUN_AS_ROOT"] == "1" and env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
+    assert env["OMPI_MCA_rmaps_base_oversubscribe"] == "1"                  # Open MPI 4
+    assert env["PRTE_MCA_rmaps_default_mapping_policy"] == ":oversubscribe"  # Open MPI 5
+    assert not any(k.startswith("MPIR_CVAR") for k in env)
+    # not root, few ranks: none of it; a user's own setting always wins
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    env = _worker_env(1, None, "openmpi")
+    assert "OMPI_ALLOW_RUN_AS_ROOT" not in env and "OMPI_MCA_rmaps_base_oversubscribe" not in env
+    monkeypatch.setenv("MPIR_CVAR_POLLS_BEFORE_YIELD", "7")
+    env = _worker_env(64, None, "mpich")
+    assert env["MPIR_CVAR_POLLS_BEFORE_YIELD"] == "7" and env["MPIR_CVAR_ENABLE_HEAVY_YIELD"] == "1"
+    assert "OMPI_ALLOW_RUN_AS_ROOT" not in env
+
+
+def test_no_matching_launcher_gives_the_fix(monkeypatch):
+    """mpi4py built against Open MPI, only MPICH's mpiexec around: skip, saying why and how."""
+    monkeypatch.setattr(mpi_allreduce, "mpi_library_version",
+                        lambda env=None, timeout_s=30.0: "Open MPI v4.1.4, package: Debian")
+    monkeypatch.setattr(mpi_allreduce, "launcher_version",
+                        lambda path, timeout_s=20.0: "HYDRA build details: Version 5.0.2")
+    exe, flavour, why = mpi_setup()
+    assert exe is None and flavour == "openmpi"
+    assert "Open MPI v4.1.4" in why and "apt-get install openmpi-bin" in why
+    res = allreduce_lab(2, quick=True, progress=False)
+    assert res.skipped == why and res.records == []
+
+
+def test_the_launcher_matches_mpi4py_library(monkeypatch):
+    lib = "Open MPI v4.1.4"
+    monkeypatch.setattr(mpi_allreduce, "mpi_library_version", lambda env=None, timeout_s=30.0: lib)
+    versions = {}
+    monkeypatch.setattr(mpi_allreduce, "launcher_version",
+                        lambda path, timeout_s=20.0: versions.get(path, ""))
+    monkeypatch.setattr(mpi_allreduce, "_candidates",
+                        lambda flavour: ["/bin/sh", "/bin/true"])
+    versions.update({"/bin/sh": "HYDRA build details", "/bin/true": "mpirun (Open MPI) 5.0.3"})
+    assert find_mpiexec() == "/bin/true"          # MPICH's launcher is passed over
+    assert find_mpiexec("mpich") == "/bin/sh"
+
+
+def _lab_cli(env, timeout=300):
+    return subprocess.run([sys.executable, "-m", "course_lib", "lab", "allreduce", "--quick",
+                           "--no-progress"], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+@needs_mpi
+def test_cli_quick_allreduce_runs_under_the_venv_mpich():
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = _lab_cli(env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "skipped" not in out.stdout and "mpi-4ranks" in out.stdout
+
+
+def _need_open_mpi():
+    """Debian's Open MPI, and mpi4py built against it into a cache folder
+    (built once: a few minutes; ``bash scripts/ensure_openmpi.sh`` installs Open MPI)."""
+    why = None
+    if not (shutil.which("mpicc.openmpi") and shutil.which("mpiexec.openmpi")):
+        why = ("Open MPI is not installed (mpicc.openmpi, mpiexec.openmpi): "
+               "bash scripts/ensure_openmpi.sh")
+    if why is None:
+        try:
+            return build_mpi4py_for_open_mpi()
+        except RuntimeError as exc:
+            why = str(exc)
+    if os.environ.get("CI") == "true":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+@pytest.mark.slow
+def test_cli_quick_allreduce_runs_under_open_mpi_as_this_user():
+    """The H200 machine's case: mpi4py built against Open MPI, and the plain
+    ``mpiexec`` first on PATH belonging to another MPI (here the venv's MPICH).
+    The lab must pick Open MPI's launcher and, as root, opt in."""
+    target = _need_open_mpi()
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith(("OMPI_", "PRTE_")):
+            del env[k]
+    env["PYTHONPATH"] = os.pathsep.join([str(target), str(REPO)])
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
+    probe = subprocess.run([sys.executable, "-c", "import mpi4py; mpi4py.rc.initialize = False;"
+                            "from mpi4py import MPI; print(MPI.Get_library_version())"],
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert "Open MPI" in probe.stdout, probe.stderr[-1000:]
+    out = _lab_cli(env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "skipped" not in out.stdout and "mpi-4ranks" in out.stdout
+    meta = subprocess.run([sys.executable, "-c",
+                           "import json; from course_lib.measure import allreduce_lab;"
+                           "r = allreduce_lab(2, (4096,), repeats=1, progress=False);"
+                           "print(json.dumps({'m': r.metadata['mpi_flavour'],"
+                           " 'x': r.metadata['mpiexec'], 'lib': r.metadata['runs'][0]['mpi_library'],"
+                           " 'env': r.metadata['runs'][0]['env'], 'wrong': r.records[0]['wrong']}))"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert meta.returncode == 0, meta.stderr[-2000:]
+    info = json.loads(meta.stdout.strip().splitlines()[-1])
+    assert info["m"] == "openmpi" and "Open MPI" in info["lib"] and info["wrong"] == 0
+    assert "openmpi" in os.path.basename(info["x"]) or "Open MPI" in mpi_allreduce.launcher_version(info["x"])
+    if os.geteuid() == 0:
+        assert info["env"]["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
