@@ -47,7 +47,9 @@ Public API
     Variants ``many-small``, ``one-big``; ``per_call_s``, ``per_call_overhead_s``.
 ``kernel_bypass_lab(sizes_bytes=None, *, quick=False, variants=..., number=None, timeout_s=10.0, ...)``
     Variants ``tcp-loopback``, ``shared-memory``; ``median_s`` is the round
-    trip, ``one_way_s`` half of it.
+    trip, ``one_way_s`` half of it.  ``wait="auto"`` spins (partners pinned to
+    two CPUs) when two CPUs are free, else blocks on a semaphore;
+    ``explain_kernel_bypass(result)`` reads a run's numbers in sentences.
 ``allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick=False, repeats=None, timeout_s=None, progress=True, hosts=None, ppn=None, mpiexec=None, extra_args=(), budget_s=None)``
     Variant ``mpi-<n>ranks``; ``algbw_bytes_per_s``, ``busbw_bytes_per_s``,
     ``model_time_s``, ``model_busbw_bytes_per_s``.
@@ -93,7 +95,7 @@ from .harness import (AlphaBetaFit, LabResult, SPREAD_DEFINITION, Timing,
                       records_to_csv, time_call)
 from .memory import pageable_lab
 from .batching import batching_lab
-from .pingpong import kernel_bypass_lab
+from .pingpong import cpu_situation, explain_kernel_bypass, kernel_bypass_lab
 from .mpi_allreduce import (allreduce_from_json, allreduce_lab, mpi_available,
                             mpiexec_command)
 from .gpu import gpu_available, gpu_copies_lab
@@ -102,6 +104,7 @@ from .reference import h200_copies
 __all__ = [
     "LAB_NAMES", "run_lab",
     "pageable_lab", "batching_lab", "kernel_bypass_lab", "allreduce_lab",
+    "explain_kernel_bypass", "cpu_situation",
     "allreduce_from_json", "mpiexec_command", "mpi_available",
     "gpu_copies_lab", "gpu_available", "h200_copies",
     "fit_alpha_beta", "AlphaBetaFit", "time_call", "Timing", "LabResult",
