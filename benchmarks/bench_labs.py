@@ -45,6 +45,10 @@ def report_pageable(res):
         print(f"  {v:<10} at {format_bytes(r['n_bytes'], binary=True):>8}: "
               f"{row_bw(r)}   {fit}")
     s = res.summary
+    if "staged_over_resident" in s:
+        print(f"  staged / resident bandwidth = {s['staged_over_resident']:.3f}"
+              f"   (through a {format_bytes(res.metadata['bounce_bytes'], binary=True)} "
+              f"bounce buffer, locked: {res.metadata.get('bounce_locked')})")
     if "fresh_over_resident" in s:
         print(f"  fresh / resident bandwidth = {s['fresh_over_resident']:.3f}"
               f"   (page-fault tax {1 / s['fresh_over_resident']:.1f}x)")
@@ -71,7 +75,11 @@ def report_pingpong(res):
               f" largest: {row_bw(res.select(v)[-1])};"
               + (f" fit one-way alpha = {format_time(f.alpha_s)}, B = "
                  f"{bw(f.bw_bytes_per_s)}" if f else ""))
-    print(f"  kernel path / shared memory latency ratio = {s['latency_ratio']:.1f}x")
+    m = res.metadata
+    print(f"  kernel path / shared memory latency ratio = {s['latency_ratio']:.1f}x"
+          f"   (wait = {m['wait']}, pinned CPUs = {m['pinned_cpus']}, "
+          f"{m['cpus_available']} CPU(s), load {m['load_average_1min']}, "
+          f"oversubscribed = {m['oversubscribed']})")
 
 
 def report_allreduce(res):
@@ -115,7 +123,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         try:
             res = run_lab(name, quick=args.quick, progress=False, **kw)
-        except Exception as exc:          # report and go on to the next lab
+        except Exception as exc:  # noqa: BLE001 -- report and go on to the next lab
             print(f"== {name}: FAILED: {type(exc).__name__}: {exc}")
             failed = True
             continue

@@ -54,9 +54,17 @@ def build_mpi4py_for_open_mpi(timeout_s: float = 1800.0) -> pathlib.Path:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
-    env = dict(os.environ, MPICC=mpicc)
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-binary", "mpi4py",
-           "--no-deps", "--target", str(tmp), f"mpi4py=={version}"]
+    # Open MPI's headers first: the venv's PyPI mpich puts MPICH's mpi.h in
+    # <venv>/include, which the build would otherwise pick up (undefined
+    # MPI_* symbols at import)
+    incdirs = subprocess.run([mpicc, "--showme:incdirs"], capture_output=True,
+                             text=True, timeout=30).stdout.split()
+    cflags = " ".join(f"-I{d}" for d in incdirs)
+    env = dict(os.environ, MPICC=mpicc,
+               CFLAGS=(cflags + " " + os.environ.get("CFLAGS", "")).strip())
+    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-cache-dir",
+           "--no-binary", "mpi4py", "--no-deps", "--target", str(tmp),
+           f"mpi4py=={version}"]
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True,
                              timeout=timeout_s)
@@ -68,6 +76,15 @@ def build_mpi4py_for_open_mpi(timeout_s: float = 1800.0) -> pathlib.Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise RuntimeError("building mpi4py against Open MPI failed: " + " ".join(cmd) +
                            "\n" + (out.stdout + out.stderr)[-3000:])
+    probe = subprocess.run(
+        [sys.executable, "-c", "import mpi4py; mpi4py.rc.initialize = False; "
+         "from mpi4py import MPI; print(MPI.Get_library_version())"],
+        env=dict(os.environ, PYTHONPATH=str(tmp)), capture_output=True, text=True,
+        timeout=60)
+    if "Open MPI" not in probe.stdout:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RuntimeError("mpi4py built against Open MPI does not load: " +
+                           (probe.stdout + probe.stderr)[-2000:])
     try:
         tmp.rename(target)              # atomic: a half-built folder is never used
     except OSError:                     # another run finished first

@@ -25,9 +25,10 @@ each message then waits for a scheduler time slice, and shared memory comes
 out far *slower* than TCP (round trips of milliseconds: ratios of 0.02 were
 seen).  So ``wait="auto"`` (the default) checks the CPUs first
 (:func:`cpu_situation`: ``os.sched_getaffinity`` and the load average) and,
-with fewer than two free CPUs, makes the partners sleep on a semaphore
-instead (``wait="block"``): one futex system call wakes the partner, the rest
-of the kernel path stays bypassed.  The result records the choice and the
+with fewer than two free CPUs, makes the partners sleep instead
+(``wait="block"``): a one-byte write to a pipe wakes the partner -- a system
+call, and the scheduler hands the CPU over at once, as it does for a socket --
+while the payload still bypasses the kernel.  The result records the choice and the
 CPU situation; :func:`explain_kernel_bypass` says in words what the numbers
 show, including why a ratio below 1 happens.
 
@@ -65,7 +66,7 @@ __all__ = ["kernel_bypass_lab", "PingPong", "TcpPingPong", "ShmPingPong",
 
 PINGPONG_VARIANTS = ("tcp-loopback", "shared-memory")
 #: How the shared-memory partners wait: spin on a core each, or sleep on a
-#: semaphore (``"auto"`` picks from the free cores, :func:`cpu_situation`).
+#: one-byte pipe (``"auto"`` picks from the free cores, :func:`cpu_situation`).
 WAIT_MODES = ("spin", "block")
 #: 8 B .. 2 MiB, every factor of 8.
 PINGPONG_FULL_SIZES = tuple(8**k for k in range(1, 8))
@@ -157,28 +158,56 @@ def _tcp_echo_server(pipe, max_bytes: int, timeout_s: float, cpu=None) -> None:
         pipe.close()
 
 
+class _Waker:
+    """The blocking wait of one side: sleep until a wake-up byte arrives on
+    ``inbox`` (a pipe's read end); ``wake()`` writes one to ``outbox``.
+    One ``poll`` object, made once: a wait costs two system calls."""
+
+    def __init__(self, inbox, outbox):
+        import select
+
+        self.inbox, self.outbox = inbox, outbox
+        self.fd_in, self.fd_out = inbox.fileno(), outbox.fileno()
+        self.poller = select.poll()
+        self.poller.register(self.fd_in, select.POLLIN)
+
+    def wait(self, timeout_s: float) -> bool:
+        """False when nothing came within ``timeout_s`` (or the peer is gone)."""
+        if not self.poller.poll(timeout_s * 1000.0):
+            return False
+        return bool(os.read(self.fd_in, 1))
+
+    def wake(self) -> None:
+        os.write(self.fd_out, b"\x01")
+
+    def close(self) -> None:
+        self.inbox.close()
+        self.outbox.close()
+
+
 def _shm_echo_server(shm, max_bytes: int, timeout_s: float, cpu=None,
-                     sems=None) -> None:
+                     pipes=None) -> None:
     _pin_self(cpu)
+    waker = _Waker(*pipes) if pipes is not None else None
     ctrl = shm.buf[:_HDR].cast("q")
     a = np.frombuffer(shm.buf, np.uint8, count=max_bytes, offset=_HDR)
     b = np.frombuffer(shm.buf, np.uint8, count=max_bytes, offset=_HDR + max_bytes)
     try:
         last = 0                # the parent zeroed the block before starting us
         while True:
-            if sems is not None and not sems[0].acquire(timeout=timeout_s):
-                break           # blocking mode: sleep until the client posts
+            if waker is not None and not waker.wait(timeout_s):
+                break           # blocking mode: sleep until the client wakes us
             last = _spin_until_changed(ctrl, _REQ_SEQ, last, timeout_s)
             n = ctrl[_REQ_LEN]
             if n < 0:
                 ctrl[_RESP_SEQ] = last
-                if sems is not None:
-                    sems[1].release()
+                if waker is not None:
+                    waker.wake()
                 break
             np.copyto(b[:n], a[:n])
             ctrl[_RESP_SEQ] = last
-            if sems is not None:
-                sems[1].release()
+            if waker is not None:
+                waker.wake()
     except TimeoutError:
         pass
     finally:
@@ -309,13 +338,22 @@ class ShmPingPong(PingPong):
         self.b = np.frombuffer(self.shm.buf, np.uint8, count=self.max_bytes,
                                offset=_HDR + self.max_bytes)
         self.seq = 0
-        self.sems = ((self.ctx.Semaphore(0), self.ctx.Semaphore(0))
-                     if self.wait == "block" else None)
+        # blocking mode: a one-byte pipe per direction wakes the sleeping
+        # partner (a pipe wake-up hands the CPU over at once, like a socket's)
+        self.waker = None
+        child_pipes = None
+        if self.wait == "block":
+            req_r, req_w = self.ctx.Pipe(duplex=False)
+            resp_r, resp_w = self.ctx.Pipe(duplex=False)
+            self.waker = _Waker(resp_r, req_w)
+            child_pipes = (req_r, resp_w)
         self.proc = self.ctx.Process(target=_shm_echo_server,
                                      args=(self.shm, self.max_bytes, self.timeout_s,
-                                           self.partner_cpu, self.sems),
+                                           self.partner_cpu, child_pipes),
                                      daemon=True)
         self.proc.start()
+        for conn in child_pipes or ():
+            conn.close()                    # the child holds its own ends
 
     def rtt(self, n_bytes: int) -> None:
         ctrl = self.ctrl
@@ -323,9 +361,9 @@ class ShmPingPong(PingPong):
         self.seq += 1
         ctrl[_REQ_LEN] = n_bytes
         ctrl[_REQ_SEQ] = self.seq
-        if self.sems is not None:
-            self.sems[0].release()
-            if not self.sems[1].acquire(timeout=self.timeout_s):
+        if self.waker is not None:
+            self.waker.wake()
+            if not self.waker.wait(self.timeout_s):
                 raise TimeoutError(f"no answer through shared memory within "
                                    f"{self.timeout_s} s")
         _spin_until(ctrl, _RESP_SEQ, self.seq, self.timeout_s)
@@ -341,14 +379,20 @@ class ShmPingPong(PingPong):
                 self.seq += 1
                 self.ctrl[_REQ_LEN] = -1
                 self.ctrl[_REQ_SEQ] = self.seq
-                if self.sems is not None:
-                    self.sems[0].release()
+                if self.waker is not None:
+                    try:
+                        self.waker.wake()
+                    except OSError:
+                        pass
                 try:
                     _spin_until(self.ctrl, _RESP_SEQ, self.seq, 2.0)
                 except TimeoutError:
                     pass
         finally:
             self._join()
+            if self.waker is not None:
+                self.waker.close()
+                self.waker = None
             self.a = self.b = None
             self.ctrl.release()
             shm.close()
@@ -443,9 +487,9 @@ def kernel_bypass_lab(sizes_bytes=None, *, quick: bool = False,
         How the shared-memory partners wait for each other.  ``"spin"``
         polls the sequence number (no system call at all: how RDMA
         applications poll their completion queues, each on a core of its
-        own); ``"block"`` sleeps on a semaphore, so a waiting partner gives
-        its core away (a futex system call per message, but still no socket,
-        no protocol stack and no kernel copy).  ``"auto"``: spin when at least
+        own); ``"block"`` sleeps on a one-byte pipe, so a waiting partner
+        gives its core away (a system call to wake it per message, but still no
+        socket, no protocol stack and no copy of the payload by the kernel).  ``"auto"``: spin when at least
         two CPUs are free (:func:`cpu_situation`), else block.
     pin : bool, optional
         Pin the two partners (both variants) to two different CPUs; default:
@@ -565,8 +609,8 @@ def explain_kernel_bypass(result: LabResult) -> str:
             f"average {load:.2f}" if load is not None else f"{cpus} CPU(s) available")
     how = {"spin": "spinning, each partner polling on " +
                    ("a CPU of its own" if m.get("pinned_cpus") else "whatever CPU it got"),
-           "block": "sleeping on a semaphore between messages (a futex system call "
-                    "to wake the partner)"}.get(m.get("wait"), "as configured")
+           "block": "sleeping between messages (a one-byte pipe write, a system "
+                    "call, wakes the partner)"}.get(m.get("wait"), "as configured")
     lines = [f"Round trip of {size} B: **TCP {tcp}**, **shared memory {shm}** -- "
              f"TCP/shared memory = **{ratio:.2g}**.  Machine: {busy}"
              f"{' (oversubscribed: fewer than two free CPUs)' if m.get('oversubscribed') else ''}; "
