@@ -116,7 +116,7 @@ def mpi_library_version(env=None, timeout_s: float = 30.0) -> str:
     if out.returncode != 0:
         raise RuntimeError("mpi4py cannot load its MPI library: " +
                            (out.stderr.strip().splitlines() or ["(no message)"])[-1])
-    return out.stdout.strip()
+    return out.stdout.replace("\x00", "").strip()
 
 
 def launcher_version(path: str, timeout_s: float = 20.0) -> str:

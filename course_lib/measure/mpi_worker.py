@@ -70,6 +70,15 @@ def parse_sizes(text: str) -> list[int]:
     return out
 
 
+def _library_line(text: str) -> str:
+    """First line of ``MPI.Get_library_version()`` (Open MPI's ends in a NUL).
+
+    >>> _library_line("Open MPI v4.1.4, package: Debian\\x00")
+    'Open MPI v4.1.4, package: Debian'
+    """
+    return text.replace("\x00", "").strip().splitlines()[0]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m course_lib.measure.mpi_worker",
                                  description="AllReduce sweep under mpiexec")
@@ -130,7 +139,7 @@ def main(argv=None) -> int:
     if rank == 0:
         out = {"n_ranks": n, "hosts": sorted(set(hosts)),
                "ranks_per_host": {h: hosts.count(h) for h in sorted(set(hosts))},
-               "mpi_library": MPI.Get_library_version().strip().splitlines()[0],
+               "mpi_library": _library_line(MPI.Get_library_version()),
                "mpi4py": __import__("mpi4py").__version__,
                "timer": "MPI.Wtime, max over ranks of the mean over iters",
                "records": records}
