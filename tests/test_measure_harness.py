@@ -213,3 +213,17 @@ def test_lab_result_table_and_default_dir(tmp_path, monkeypatch):
     assert res.save().parent == tmp_path / "lr"
     assert isinstance(res.fits["v"], AlphaBetaFit)
     assert res.to_dict()["records"][0]["variant"] == "v"
+
+
+def test_plot_records_error_bars_survive_a_quartile_equal_to_the_median():
+    """Rounding used to turn a zero-width error bar negative (matplotlib raised)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from course_lib.measure.harness import plot_records
+
+    m = 0.0001985931932048044                # m - m * m / m < 0 in floating point
+    recs = [{"variant": "v", "n_bytes": n, "median_s": m, "q1_s": m, "q3_s": m * 1.1,
+             "bw_bytes_per_s": n / m} for n in (8, 64, 512)]
+    for y in ("median_s", "bw_bytes_per_s"):
+        ax = plot_records(recs, y=y)
+        assert ax.get_lines()

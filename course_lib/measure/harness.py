@@ -523,6 +523,8 @@ def plot_records(records: Sequence[dict], *, x: str = "n_bytes",
                 lo, hi = ys - ys * q1 / med, ys * q3 / med - ys
             else:                   # a rate proportional to 1 / median
                 lo, hi = ys - ys * med / q3, ys * med / q1 - ys
+            # rounding can leave -1e-22 where a quartile equals the median
+            lo, hi = np.clip(lo, 0.0, None), np.clip(hi, 0.0, None)
         line = ax.errorbar(xs, ys, yerr=None if lo is None else [lo, hi],
                            marker="o", ms=4, capsize=2, label=str(key))
         model = [r.get("model_" + y) for r in rows]
