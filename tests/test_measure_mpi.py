@@ -165,7 +165,7 @@ def test_no_matching_launcher_gives_the_fix(monkeypatch):
     monkeypatch.setattr(mpi_allreduce, "mpi_library_version",
                         lambda env=None, timeout_s=30.0: "Open MPI v4.1.4, package: Debian")
     monkeypatch.setattr(mpi_allreduce, "launcher_version",
-                        lambda path, timeout_s=20.0: "HYDRA build details: Version 5.0.2")
+                        lambda path, timeout_s=5.0: "HYDRA build details: Version 5.0.2")
     exe, flavour, why = mpi_setup()
     assert exe is None and flavour == "openmpi"
     assert "Open MPI v4.1.4" in why and "apt-get install openmpi-bin" in why
@@ -178,7 +178,7 @@ def test_the_launcher_matches_mpi4py_library(monkeypatch):
     monkeypatch.setattr(mpi_allreduce, "mpi_library_version", lambda env=None, timeout_s=30.0: lib)
     versions = {}
     monkeypatch.setattr(mpi_allreduce, "launcher_version",
-                        lambda path, timeout_s=20.0: versions.get(path, ""))
+                        lambda path, timeout_s=5.0: versions.get(path, ""))
     monkeypatch.setattr(mpi_allreduce, "_candidates",
                         lambda flavour: ["/bin/sh", "/bin/true"])
     versions.update({"/bin/sh": "HYDRA build details", "/bin/true": "mpirun (Open MPI) 5.0.3"})

@@ -119,14 +119,22 @@ def mpi_library_version(env=None, timeout_s: float = 30.0) -> str:
     return out.stdout.replace("\x00", "").strip()
 
 
-def launcher_version(path: str, timeout_s: float = 20.0) -> str:
-    """What ``<launcher> --version`` prints (empty when it cannot run)."""
+def launcher_version(path: str, timeout_s: float = 5.0) -> str:
+    """What ``<launcher> --version`` prints (empty when it cannot run or
+    does not answer within ``timeout_s``; then its process group is killed)."""
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True,
-                             timeout=timeout_s, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = subprocess.Popen([path, "--version"], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, text=True)
+    except OSError:
         return ""
-    return (out.stdout + out.stderr).strip()
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.communicate()
+        return ""
+    return (out or "").strip()
 
 
 def _candidates(flavour: str) -> list[str]:
