@@ -67,7 +67,8 @@ from .harness import (LabResult, check_sizes, check_variants, fit_alpha_beta,
                       machine_info, progress_bar, rate_record, time_call)
 
 __all__ = ["pageable_lab", "lock_memory", "unlock_memory", "memlock_limit_bytes",
-           "staged_copy", "PAGEABLE_VARIANTS", "BOUNCE_BYTES", "PAGEABLE_FULL_SIZES", "PAGEABLE_QUICK_SIZES"]
+           "staged_copy", "PAGEABLE_VARIANTS", "BOUNCE_BYTES", "PAGEABLE_FULL_SIZES",
+           "PAGEABLE_QUICK_SIZES"]
 
 PAGEABLE_VARIANTS = ("resident", "staged", "locked", "fresh", "pin-fresh")
 #: Default size of the bounce buffer of the ``staged`` variant, bytes.

@@ -345,6 +345,8 @@ def allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick: bool = False,
             else "mpich"
         library = ""
     result.metadata.update({"mpiexec": mpiexec, "mpi_flavour": flavour})
+    if library:
+        result.metadata["mpi_library"] = library
     total = len(counts) * len(sizes)
     bar = progress_bar(range(total), total=total, desc="allreduce",
                        disable=not progress)

@@ -62,7 +62,8 @@ from .harness import (LabResult, check_sizes, fit_alpha_beta, machine_info,
                       progress_bar, rate_record, time_call)
 
 __all__ = ["kernel_bypass_lab", "PingPong", "TcpPingPong", "ShmPingPong",
-           "cpu_situation", "explain_kernel_bypass", "WAIT_MODES", "PINGPONG_VARIANTS", "PINGPONG_FULL_SIZES", "PINGPONG_QUICK_SIZES"]
+           "cpu_situation", "explain_kernel_bypass", "WAIT_MODES",
+           "PINGPONG_VARIANTS", "PINGPONG_FULL_SIZES", "PINGPONG_QUICK_SIZES"]
 
 PINGPONG_VARIANTS = ("tcp-loopback", "shared-memory")
 #: How the shared-memory partners wait: spin on a core each, or sleep on a
@@ -488,9 +489,10 @@ def kernel_bypass_lab(sizes_bytes=None, *, quick: bool = False,
         polls the sequence number (no system call at all: how RDMA
         applications poll their completion queues, each on a core of its
         own); ``"block"`` sleeps on a one-byte pipe, so a waiting partner
-        gives its core away (a system call to wake it per message, but still no
-        socket, no protocol stack and no copy of the payload by the kernel).  ``"auto"``: spin when at least
-        two CPUs are free (:func:`cpu_situation`), else block.
+        gives its core away (a system call to wake it per message, but
+        still no socket, no protocol stack and no copy of the payload by
+        the kernel).  ``"auto"``: spin when at least two CPUs are free
+        (:func:`cpu_situation`), else block.
     pin : bool, optional
         Pin the two partners (both variants) to two different CPUs; default:
         when spinning on a machine with two or more available CPUs.
