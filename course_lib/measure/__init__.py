@@ -52,7 +52,9 @@ Public API
     ``explain_kernel_bypass(result)`` reads a run's numbers in sentences.
 ``allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick=False, repeats=None, timeout_s=None, progress=True, hosts=None, ppn=None, mpiexec=None, extra_args=(), budget_s=None)``
     Variant ``mpi-<n>ranks``; ``algbw_bytes_per_s``, ``busbw_bytes_per_s``,
-    ``model_time_s``, ``model_busbw_bytes_per_s``.
+    ``model_time_s``, ``model_busbw_bytes_per_s``.  The launcher is the one of the MPI
+    that mpi4py was built with (``mpi_setup() -> (mpiexec, flavour,
+    library)``: MPICH or Open MPI; Open MPI as root gets its opt-in variables).
     ``allreduce_from_json(path)`` reads a cluster run of the worker
     (``mpiexec -n 16 -ppn 8 -hosts a,b python -m course_lib.measure.mpi_worker
     --sizes 1K:1G --out ar.json``); ``mpiexec_command(...)`` builds that line.
