@@ -613,7 +613,7 @@ def explain_kernel_bypass(result: LabResult) -> str:
                    ("a CPU of its own" if m.get("pinned_cpus") else "whatever CPU it got"),
            "block": "sleeping between messages (a one-byte pipe write, a system "
                     "call, wakes the partner)"}.get(m.get("wait"), "as configured")
-    lines = [f"Round trip of {size} B: **TCP {tcp}**, **shared memory {shm}** -- "
+    lines = [f"Round trip of {size} B: **TCP {tcp}**, **shared memory {shm}** — "
              f"TCP/shared memory = **{ratio:.2g}**.  Machine: {busy}"
              f"{' (oversubscribed: fewer than two free CPUs)' if m.get('oversubscribed') else ''}; "
              f"shared-memory partners waited by {how}."]
@@ -625,7 +625,7 @@ def explain_kernel_bypass(result: LabResult) -> str:
     elif ratio >= 1:
         lines.append("Shared memory wins, by less than on an idle machine: the partners "
                      "still wait for the scheduler to run them" +
-                     (" -- each wake-up is a system call, the part of the kernel path "
+                     (" — each wake-up is a system call, the part of the kernel path "
                       "that blocking keeps." if m.get("wait") == "block" else "."))
     else:
         lines.append("Shared memory *lost*.  Kernel bypass assumes a CPU core that polls "
