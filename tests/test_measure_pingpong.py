@@ -129,4 +129,5 @@ def test_the_explanation_reads_the_numbers():
     assert "**6**" in high and "several times" in high and "lost" not in high
     mid = explain_kernel_bypass(_fake(1.5, wait="block"))
     assert "1.5" in mid and "pipe" in mid and "system call" in mid
+    assert "**104**" in explain_kernel_bypass(_fake(104.4))        # not 1e+02
     assert "Run both" in explain_kernel_bypass(LabResult(name="kernel-bypass"))

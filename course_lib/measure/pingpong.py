@@ -613,8 +613,9 @@ def explain_kernel_bypass(result: LabResult) -> str:
                    ("a CPU of its own" if m.get("pinned_cpus") else "whatever CPU it got"),
            "block": "sleeping between messages (a one-byte pipe write, a system "
                     "call, wakes the partner)"}.get(m.get("wait"), "as configured")
+    shown = f"{ratio:.2g}" if ratio < 10 else f"{ratio:.0f}"
     lines = [f"Round trip of {size} B: **TCP {tcp}**, **shared memory {shm}** — "
-             f"TCP/shared memory = **{ratio:.2g}**.  Machine: {busy}"
+             f"TCP/shared memory = **{shown}**.  Machine: {busy}"
              f"{' (oversubscribed: fewer than two free CPUs)' if m.get('oversubscribed') else ''}; "
              f"shared-memory partners waited by {how}."]
     if ratio >= 3:
@@ -623,10 +624,15 @@ def explain_kernel_bypass(result: LabResult) -> str:
                      "of the receiver, on every message.  RDMA removes the same steps "
                      "between machines.")
     elif ratio >= 1:
-        lines.append("Shared memory wins, by less than on an idle machine: the partners "
-                     "still wait for the scheduler to run them" +
-                     (" — each wake-up is a system call, the part of the kernel path "
-                      "that blocking keeps." if m.get("wait") == "block" else "."))
+        if m.get("wait") == "block":
+            why = (" — each wake-up is a system call (the part of the kernel path that "
+                   "sleeping keeps), and the scheduler must run the partner before it "
+                   "can answer.")
+        elif m.get("oversubscribed"):
+            why = ": the polling partners compete with other work for busy CPUs."
+        else:
+            why = ": on this machine the kernel path is already short."
+        lines.append("Shared memory wins, but not by several times" + why)
     else:
         lines.append("Shared memory *lost*.  Kernel bypass assumes a CPU core that polls "
                      "for the next message without pause (RDMA applications dedicate a "
