@@ -804,9 +804,12 @@ CHAPTER_QUESTIONS: dict[int, list[Question]] = {
                   1: "Averages do not matter; the maximum does.",
                   3: "Times do not add: they wait in parallel, for the latest one."},
                  source="chapter 8"),
-        Question("Compute 0.8 s, AllReduce 0.3 s, perfect overlap. The step takes:",
+        Question("Compute 0.8 s (forward 0.27 s, backward 0.53 s), AllReduce 0.3 s, "
+                 "buckets overlapped perfectly with the backward pass. The step takes:",
                  ["1.1 s", "0.8 s", "0.5 s", "0.3 s"], {1},
-                 "T = max(T_comp, T_comm) = 0.8 s; without overlap it would be the sum.",
+                 "T = T_fwd + max(T_bwd, T_comm) = 0.27 + 0.53 = 0.8 s: the AllReduce "
+                 "hides behind the backward pass, the only part that produces gradients. "
+                 "Without overlap it would be the sum.",
                  {0: "1.1 s is the sum: no overlap.",
                   2: "A difference of the two is not a step time.",
                   3: "The compute still has to finish."}, source="chapter 8"),

@@ -204,3 +204,11 @@ def test_next_lists_the_four_directions_with_sources():
 
 def test_calibration_rows_missing_file_is_empty(tmp_path):
     assert content.calibration_rows(str(tmp_path / "none.csv")) == []
+
+
+def test_chapter_8_overlap_question_hides_only_behind_backward():
+    q = content.CHAPTER_QUESTIONS[8][1]
+    right = float(q.options[next(iter(q.answer))].split()[0])
+    fwd, bwd, comm = 0.27, 0.53, 0.3
+    assert right == pytest.approx(fwd + max(bwd, comm))
+    assert "backward" in q.prompt and "backward" in q.explanation
