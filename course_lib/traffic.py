@@ -256,12 +256,13 @@ def weak_scaling_speedup(n: int, t_compute_per_gpu_s: float, n_bytes: float,
 def ring_allreduce_schedule(n_ranks: int) -> list[list[dict]]:
     """Who sends which chunk to whom at every step of a ring AllReduce.
 
-    The buffer is cut into ``n`` chunks.  ReduceScatter, steps
-    ``s = 0 .. n-2``: rank ``r`` sends chunk ``(r - s) mod n`` to rank
-    ``r + 1``, which adds it to its own copy.  After it rank ``r`` holds the
-    full sum of chunk ``(r + 1) mod n``.  AllGather, steps ``n-1 .. 2n-3``:
-    rank ``r`` forwards chunk ``(r + 1 - s') mod n`` (``s'`` counting from 0
-    again) and the receiver overwrites its copy.
+    The buffer is cut into ``n`` chunks.  Chapter 7 numbers the steps
+    ``1 .. 2(n-1)``; step ``s`` is ``schedule[s - 1]``.  ReduceScatter,
+    steps ``s = 1 .. n-1``: rank ``r`` sends chunk ``(r - s + 1) mod n`` to
+    rank ``r + 1``, which adds it to its own copy.  After it rank ``r`` holds
+    the full sum of chunk ``(r + 1) mod n``.  AllGather, steps
+    ``n .. 2(n-1)``: rank ``r`` forwards chunk ``(r + 2 - s') mod n``
+    (``s'`` counting from 1 again) and the receiver overwrites its copy.
 
     Returns
     -------
