@@ -78,3 +78,25 @@ def test_seven_b_example_numbers(cells):
     assert round(sent / cl.MEASURED["busbw_allreduce_8xH100_ring"].value, 3) == 0.067
     assert round(sent / cl.gpu("H100").nvlink_bw_per_dir_bytes_per_s, 3) == 0.054
     assert round(sent / cl.pcie_bw_per_dir_bytes_per_s(5), 2) == 0.39
+
+
+def test_folded_answers_match_the_models(cells):
+    md = _text(cells, "markdown")
+    got = [m["chunk"] for step in cl.traffic.ring_allreduce_schedule(5) for m in step
+           if m["dst"] == 2]
+    assert "chunks 1, 0, 4, 3 during the ReduceScatter" in md and got[:4] == [1, 0, 4, 3]
+    assert "then 2, 1, 0, 4 during the AllGather" in md and got[4:] == [2, 1, 0, 4]
+    multi = cl.cluster("H100", nodes=16, nic="NDR")
+    assert "About 3.3 GiB" in md
+    assert cl.predict_collective("allreduce", 3.2 * cl.GiB, multi).algorithm == "tree"
+    assert cl.predict_collective("allreduce", 3.4 * cl.GiB, multi).algorithm == "ring"
+    dgx = cl.cluster("H100")
+    auto = cl.predict_collective("allreduce", cl.GiB, dgx)
+    ring = cl.predict_collective("allreduce", cl.GiB, dgx, algorithm="ring")
+    assert auto.algorithm == "nvls" and round(ring.time_s / auto.time_s, 1) == 1.3
+    assert "about 473 GB/s with NVLS against about\n   352 GB/s" in md
+    assert round(auto.busbw_bytes_per_s / 1e9) == 473 and round(ring.busbw_bytes_per_s / 1e9) == 352
+    one = cl.cluster("H100", nodes=16, nic="NDR", nics_per_node=1)
+    t8, t1 = (cl.predict_collective("allreduce", cl.GiB, c).time_s for c in (multi, one))
+    assert "about 7 ms with eight NDR ports a node against about 51 ms" in md
+    assert round(t8 * 1e3) == 7 and round(t1 * 1e3) == 51
