@@ -104,14 +104,14 @@ def plot_timeline(trace, ax=None, by: str = "gpu", max_ops: int = 20000):
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels([str(k) for k in labels], fontsize=7)
     ax.set_xlabel(f"time ({unit})")
-    ax.set_ylabel("GPU (upper lane: compute, lower: sends)" if by == "gpu"
-                  else "link (one direction)")
+    ax.set_ylabel("GPU" if by == "gpu" else "link (one direction)")
     handles = []
     if (False, -1) in kinds:
-        handles.append(Patch(color="tab:orange", label="compute"))
+        handles.append(Patch(color="tab:orange", label="compute (upper lane)"))
     jobs = sorted(j for send, j in kinds if send)
     for j in jobs:
-        name = "send (communication)" if len(jobs) == 1 else f"send, job {j}"
+        name = ("send (communication, lower lane)" if len(jobs) == 1
+                else f"send, job {j} (lower lane)")
         handles.append(Patch(color=colours[j % len(colours)], label=name))
     if handles:
         ax.legend(handles=handles, fontsize=7, loc="upper right")

@@ -108,6 +108,6 @@ def test_timeline_puts_compute_and_sends_on_separate_lanes_in_ms():
     busy = float((r.trace.rows["end_s"] - r.trace.rows["start_s"]).sum()) * 1e3
     assert widths == pytest.approx(busy, rel=1e-6)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["compute", "send (communication)"]
+    assert labels == ["compute (upper lane)", "send (communication, lower lane)"]
     # a short collective stays in µs
     assert plots.plot_timeline(_sim()).get_xlabel() == "time (µs)"
