@@ -547,8 +547,12 @@ INTERVIEW_QUESTIONS: list[Question] = [
               "Peer memory access between GPUs",
               "It replaces PCIe as the only bus"], {0, 1, 2},
              "NVLink has more bandwidth per GPU (H100: about 7x PCIe Gen5 x16 per "
-             "direction, not the 14x one seed computes), a direct route with no "
-             "host staging, and load/store access to peer memory.",
+             "direction, not the 14x one seed computes), a direct GPU-to-GPU route, "
+             "and load/store access to peer memory. Peer access is not NVLink's "
+             "alone: PCIe peer-to-peer also lets GPUs read and write each other's "
+             "memory without host staging where the PCIe topology allows it (same "
+             "switch or a root complex that forwards peer traffic); NVLink makes it "
+             "fast and available between every pair of its domain.",
              {3: "PCIe still connects the host, NICs and storage; the two coexist."},
              source=_S3 + " Q4"),
     Question("What does NVSwitch do in an NVLink system?",
@@ -576,8 +580,11 @@ INTERVIEW_QUESTIONS: list[Question] = [
              "one training step?",
              ["The sum of the two", "The larger of the two", "The smaller of the "
               "two", "Compute minus communication"], {1},
-             "T = max(T_comp, T_comm) when one fully hides the other; in practice "
-             "the last bucket's AllReduce still sticks out a little (chapter 8).",
+             "T = max(T_comp, T_comm) when one fully hides the other. In training "
+             "the AllReduce can hide only behind the backward pass (the forward pass "
+             "produces no gradients), so the best real step is T_fwd + max(T_bwd, "
+             "T_comm), and the last bucket's AllReduce still sticks out a little "
+             "(chapter 8).",
              {0: "The sum is the no-overlap case.",
               2: "The longer activity still has to finish.",
               3: "A difference of times is not a duration of anything here."},
@@ -622,7 +629,10 @@ QUESTION_FIXES = {
     "keyed answer (8 for a typical server) stands.",
     "seed 003, 面试题 Q4": "Keyed answer unchanged; the seed elsewhere puts the "
     "NVLink/PCIe ratio at 14x, which mixes a bidirectional and a per-direction "
-    "figure: like for like it is about 7x.",
+    "figure: like for like it is about 7x. We add that PCIe peer-to-peer also "
+    "gives peer memory access where the topology allows it.",
+    "seed 003, 面试题 Q7": "Keyed answer unchanged; we add that only the backward "
+    "pass can hide the AllReduce: T_fwd + max(T_bwd, T_comm) at best.",
     "seed 003, 面试题 Q6": "Keyed answer unchanged; we add that N enters only as "
     "(N-1)/N and that the bandwidth matters most.",
     "seed 000, 面试题 Q4": "Keyed answer unchanged; we add that for collectives the "
@@ -866,11 +876,12 @@ CHAPTER_QUESTIONS: dict[int, list[Question]] = {
                   3: "It is a volume in bytes, not a rate."}, source="chapter 9"),
     ],
     10: [
-        Question("Decode at batch 1 with tensor parallelism: the AllReduce messages "
-                 "are a few kB. What decides their time?",
+        Question("Decode at batch 1 with tensor parallelism: each AllReduce carries "
+                 "one token's activations, 16 KiB for a 70B model. What decides its "
+                 "time?",
                  ["The link bandwidth", "The start-up latency of each collective",
                   "The HBM bandwidth", "The PCIe generation only"], {1},
-                 "A few kB over hundreds of GB/s takes nanoseconds; the microseconds "
+                 "16 KiB over hundreds of GB/s takes tens of nanoseconds; the microseconds "
                  "of launch and per-step latency dominate, so NVLink's advantage "
                  "over PCIe shrinks to the latency ratio.",
                  {0: "Bandwidth matters for large activations (prefill, big batches).",

@@ -212,3 +212,13 @@ def test_chapter_8_overlap_question_hides_only_behind_backward():
     fwd, bwd, comm = 0.27, 0.53, 0.3
     assert right == pytest.approx(fwd + max(bwd, comm))
     assert "backward" in q.prompt and "backward" in q.explanation
+
+
+def test_chapter_10_decode_message_size_and_overlap_interview_answer():
+    q = content.CHAPTER_QUESTIONS[10][0]
+    assert "16 KiB" in q.prompt and 1 * 8192 * 2 == 16 * 1024     # batch x hidden x 2 B
+    assert "tens of nanoseconds" in q.explanation and 10e-9 < 16384 / 300e9 < 100e-9
+    q7 = next(q for q in content.INTERVIEW_QUESTIONS if q.source == "seed 003, 面试题 Q7")
+    assert "backward" in q7.explanation and "seed 003, 面试题 Q7" in content.QUESTION_FIXES
+    q4 = next(q for q in content.INTERVIEW_QUESTIONS if q.source == "seed 003, 面试题 Q4")
+    assert "PCIe peer-to-peer" in q4.explanation
