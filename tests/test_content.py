@@ -222,3 +222,17 @@ def test_chapter_10_decode_message_size_and_overlap_interview_answer():
     assert "backward" in q7.explanation and "seed 003, 面试题 Q7" in content.QUESTION_FIXES
     q4 = next(q for q in content.INTERVIEW_QUESTIONS if q.source == "seed 003, 面试题 Q4")
     assert "PCIe peer-to-peer" in q4.explanation
+
+
+def test_myths_overlap_only_behind_the_backward_pass():
+    """Myths 3 and 6: the overlapped step is T_fwd + max(T_bwd, T_comm), not max(T, T_comm)."""
+    h = cl.gpu("H100")
+    ring = cl.ring_allreduce_time_s(14e9, 8, h.nvlink_bw_per_dir_bytes_per_s)
+    ev = content.myth("hardware_is_enough").evidence()
+    assert ev["step_good_s"] == pytest.approx(0.8 / 3 + max(1.6 / 3, ring))
+    box = content.myth("box_flies").evidence()
+    pc = cl.ring_allreduce_time_s(14e9, 8, cl.pcie_bw_per_dir_bytes_per_s(5))
+    nv = cl.ring_allreduce_time_s(14e9, 8, h.nvlink_bw_per_dir_bytes_per_s)
+    assert box["gain_with_overlap"] == pytest.approx(
+        (0.8 / 3 + max(1.6 / 3, pc)) / (0.8 / 3 + max(1.6 / 3, nv)))
+    assert "backward" in box["summary"]
