@@ -100,3 +100,18 @@ def test_folded_answers_match_the_models(cells):
     t8, t1 = (cl.predict_collective("allreduce", cl.GiB, c).time_s for c in (multi, one))
     assert "about 7 ms with eight NDR ports a node against about 51 ms" in md
     assert round(t8 * 1e3) == 7 and round(t1 * 1e3) == 51
+
+
+def test_explorer_axis_uses_binary_units():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    e = ch07_allreduce.FACTORIES["allreduce"]()
+    data = e.update(n_bytes=2 ** 30)
+    fig = plt.figure()
+    ch07_allreduce.plot(data, fig)
+    ax = fig.axes[0]
+    fmt = ax.xaxis.get_major_formatter()
+    assert fmt(2 ** 30, 0) == "1 GiB" and fmt(2 ** 20, 0) == "1 MiB"
+    plt.close(fig)
