@@ -61,7 +61,7 @@ def test_nvls_gain_explained_with_the_predictors_numbers(cells):
     assert cl.busbw_factor("allreduce", 8) == pytest.approx(1.75)
     eff = cl.calibration("nvls_efficiency")
     assert "about 74 %" in md and round(eff * 100) == 74
-    assert "about 274 GB/s" in md and round(nvls.bw_bytes_per_s / 1e9) == 274
+    assert round(nvls.bw_bytes_per_s / 1e9) == 274           # NVLS algbw, measured plateau
     assert "about 98 %" in md and round(cl.calibration("simple_efficiency") * 100) == 98
     from course_lib import content
     rows = [r for r in content.calibration_rows()
@@ -94,8 +94,9 @@ def test_folded_answers_match_the_models(cells):
     auto = cl.predict_collective("allreduce", cl.GiB, dgx)
     ring = cl.predict_collective("allreduce", cl.GiB, dgx, algorithm="ring")
     assert auto.algorithm == "nvls" and round(ring.time_s / auto.time_s, 1) == 1.3
-    assert "about 473 GB/s with NVLS against about\n   352 GB/s" in md
-    assert round(auto.busbw_bytes_per_s / 1e9) == 473 and round(ring.busbw_bytes_per_s / 1e9) == 352
+    assert "about a third higher than with the\n   ring (about 4.0 ms against 5.3 ms)" in md
+    assert 1.25 < auto.busbw_bytes_per_s / ring.busbw_bytes_per_s < 1.4
+    assert round(auto.time_s * 1e3, 1) == 4.0 and round(ring.time_s * 1e3, 1) == 5.3
     one = cl.cluster("H100", nodes=16, nic="NDR", nics_per_node=1)
     t8, t1 = (cl.predict_collective("allreduce", cl.GiB, c).time_s for c in (multi, one))
     assert "about 7 ms with eight NDR ports a node against about 51 ms" in md
