@@ -116,3 +116,18 @@ def test_explorer_axis_uses_binary_units():
     fmt = ax.xaxis.get_major_formatter()
     assert fmt(2 ** 30, 0) == "1 GiB" and fmt(2 ** 20, 0) == "1 MiB"
     plt.close(fig)
+
+
+def test_half_plateau_answer(cells):
+    md = _text(cells, "markdown")
+    from course_lib import content
+    rows = {int(r["bytes"]): r["busbw_GBps"] for r in content.calibration_rows()
+            if r["collective"] == "AllReduce" and r["system"].startswith("H100")}
+    peak = max(rows.values())
+    dgx = cl.cluster("H100")
+    model = lambda s: cl.predict_collective("allreduce", s, dgx).busbw_bytes_per_s  # noqa: E731
+    model_peak = model(8 * cl.GiB)
+    assert "measured busbw is 49 % of its plateau and the model's 52 %" in md
+    assert round(rows[16 * 2**20] / peak, 2) == 0.49
+    assert round(model(16 * cl.MiB) / model_peak, 2) == 0.52
+    assert model(32 * cl.MiB) / model_peak > 0.5
