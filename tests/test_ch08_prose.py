@@ -59,3 +59,21 @@ def test_exercise_answers_match_the_models(nb):
             for n in (8, 32)}
     assert "From about 10 % to about 16 %" in md
     assert round(cost[8], 2) == 0.10 and round(cost[32], 2) == 0.16
+
+
+def test_explorer_try_answer_matches_the_explorer(nb):
+    md = " ".join(_text(nb, "markdown").split())
+    from course_lib.explorers import ch08_overlap
+    e = ch08_overlap.explorer()
+    nv = {k: e.update(system="8x H100, NVSwitch", n_buckets=k, overlap=True) for k in (1, 8, 64)}
+    assert "one bucket leaves the whole 51 ms AllReduce exposed" in md
+    assert round(nv[1]["exposed_s"] * 1e3) == 51
+    assert "8 buckets leave about 6 ms" in md and round(nv[8]["exposed_s"] * 1e3) == 6
+    assert "64 buckets about 1 ms" in md and round(nv[64]["exposed_s"] * 1e3) == 1
+    assert "(51 → 55 ms from 1 to 64 buckets)" in md
+    assert round(nv[1]["t_comm_bucketed_s"] * 1e3) == 51
+    assert round(nv[64]["t_comm_bucketed_s"] * 1e3) == 55
+    pc = {k: e.update(system="8x H100, PCIe Gen5 only", n_buckets=k, overlap=True)
+          for k in (1, 8, 64)}
+    assert "from about 1.02 s to about 0.59 s, 64 buckets to about 0.57 s" in md
+    assert [round(pc[k]["iteration_s"], 2) for k in (1, 8, 64)] == [1.02, 0.59, 0.57]
