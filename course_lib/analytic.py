@@ -458,10 +458,13 @@ def comm_speedup(n: int, t_comm_s: float, t_compute_s: float) -> float:
 
     Notes
     -----
-    A rough rule, not a law: it assumes every extra GPU adds a full
-    ``T_comm`` of unhidden communication.  With a ring AllReduce the time
-    per GPU barely grows with N, and overlap hides it; chapter 9 shows where
-    it holds and where it breaks.
+    Strong scaling with a ring AllReduce: a fixed job of ``T_comp`` (on one
+    GPU) split over N GPUs takes ``T_comp/N + 2(N-1)/N S/B``, so
+    ``T_1/T_N`` is exactly this rule with ``T_comm = 2S/B``
+    (:func:`course_lib.traffic.strong_scaling_speedup`).  It leaves out the
+    latency ``2(N-1) alpha``, slower links past the NVLink domain and
+    overlap; under weak scaling (a batch per GPU) the speed-up stays nearly
+    ``N``.  Chapter 9.
 
     >>> comm_speedup(8, 0.0, 1.0)
     8.0

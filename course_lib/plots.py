@@ -53,8 +53,14 @@ def plot_timeline(trace, ax=None, by: str = "gpu", max_ops: int = 20000):
     max_ops : int
         Draw at most this many ops (the earliest), to keep big traces fast.
 
-    Sends are blue, computes orange, other jobs get other colours.
+    With ``by="gpu"`` each GPU's row has two lanes: computes (orange) on
+    the upper lane, its sends (blue; other jobs other colours) on the lower
+    lane, so work that runs at the same time is drawn side by side, not on
+    top of each other.  A legend names the lanes; the time axis is in µs,
+    or in ms when the trace is longer than 2 ms.
     """
+    from matplotlib.patches import Patch
+
     from .sim.core import SEND
 
     tr = _trace_of(trace)
@@ -63,29 +69,52 @@ def plot_timeline(trace, ax=None, by: str = "gpu", max_ops: int = 20000):
     ax = _axes(ax)
     rows = tr.rows
     order = np.argsort(rows["start_s"], kind="stable")[:max_ops]
+    span_s = float(rows["end_s"].max()) if len(rows) else 0.0
+    scale, unit = (1e3, "ms") if span_s > 2e-3 else (1e6, "µs")
     colours = ["tab:blue", "tab:green", "tab:purple", "tab:red", "tab:brown"]
     bars: dict = {}
+    kinds = set()
     for i in order:
         r = rows[i]
-        colour = "tab:orange" if r["kind"] != SEND else colours[r["job"] % len(colours)]
-        span = (r["start_s"] * 1e6, (r["end_s"] - r["start_s"]) * 1e6)
-        if by == "gpu" or r["kind"] != SEND:
+        send = r["kind"] == SEND
+        colour = colours[r["job"] % len(colours)] if send else "tab:orange"
+        span = (r["start_s"] * scale, (r["end_s"] - r["start_s"]) * scale)
+        if by == "gpu" or not send:
             if by == "link":
                 continue
             keys = [tr.node_names[r["src"]]]
         else:
             keys = [tr.link_names[l] for l in tr.op_links(int(i))]
+        kinds.add((send, int(r["job"]) if send else -1))
         for k in keys:
-            bars.setdefault(k, []).append((span, colour))
+            bars.setdefault(k, []).append((span, colour, send))
     labels = sorted(bars, key=lambda k: (not isinstance(k, (int, np.integer)), str(k)))
     for y, k in enumerate(labels):
-        spans = [s for s, _ in bars[k]]
-        ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=[c for _, c in bars[k]],
-                       edgecolor="white", linewidth=0.3)
+        if by == "gpu":  # two lanes: compute above, sends below
+            for send, (y0, h) in ((False, (y + 0.02, 0.38)), (True, (y - 0.4, 0.38))):
+                spans = [(s, c) for s, c, is_send in bars[k] if is_send == send]
+                if spans:
+                    ax.broken_barh([s for s, _ in spans], (y0, h),
+                                   facecolors=[c for _, c in spans],
+                                   edgecolor="white", linewidth=0.3)
+        else:
+            ax.broken_barh([s for s, _, _ in bars[k]], (y - 0.4, 0.8),
+                           facecolors=[c for _, c, _ in bars[k]],
+                           edgecolor="white", linewidth=0.3)
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels([str(k) for k in labels], fontsize=7)
-    ax.set_xlabel("time (µs)")
+    ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("GPU" if by == "gpu" else "link (one direction)")
+    handles = []
+    if (False, -1) in kinds:
+        handles.append(Patch(color="tab:orange", label="compute (upper lane)"))
+    jobs = sorted(j for send, j in kinds if send)
+    for j in jobs:
+        name = ("send (communication, lower lane)" if len(jobs) == 1
+                else f"send, job {j} (lower lane)")
+        handles.append(Patch(color=colours[j % len(colours)], label=name))
+    if handles:
+        ax.legend(handles=handles, fontsize=7, loc="upper right")
     ax.set_title(f"timeline by {by}")
     return ax
 

@@ -11,8 +11,11 @@ event; these functions are the pocket versions a chapter can reason with).
   AllReduce can start when its gradients exist and the previous bucket's
   AllReduce is done.
 * **Gradient accumulation** syncs once every ``k`` micro-batches.
+* **Strong and weak scaling** of data-parallel training with a ring
+  AllReduce (chapter 9): a fixed global batch split over ``N`` GPUs, or a
+  batch per GPU that grows with ``N``.
 
-Taught in chapter 8 (traffic lights).
+Taught in chapters 8 (traffic lights) and 9 (how big can the city grow).
 
 Examples
 --------
@@ -26,13 +29,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .analytic import iteration_time_s, ring_allreduce_time_s
 from .units import (check_fraction, check_int, check_nonnegative,
                     check_positive)
 
 __all__ = ["barrier_step_time_s", "straggler_phase_times_s",
            "bucket_overlap_schedule", "accumulation_time_per_batch_s",
            "ring_allreduce_schedule", "ring_allreduce_contributions",
-           "ring_allreduce_replay"]
+           "ring_allreduce_replay", "strong_scaling_speedup",
+           "weak_scaling_speedup"]
 
 
 def barrier_step_time_s(phase_times_s, every_phase: bool = True) -> float:
@@ -184,17 +189,80 @@ def accumulation_time_per_batch_s(t_compute_s: float, t_comm_s: float,
 
 
 # ---------------------------------------------------------------------------
+# strong and weak scaling with a ring AllReduce (chapter 9)
+# ---------------------------------------------------------------------------
+def strong_scaling_speedup(n: int, t1_compute_s: float, n_bytes: float,
+                           bw_bytes_per_s: float, latency_s: float = 0.0,
+                           overlap: float | bool = False) -> float:
+    """Speed-up ``T_1 / T_N`` of a fixed job (global batch) split over N GPUs.
+
+    Parameters
+    ----------
+    n : int
+        GPUs, >= 1.
+    t1_compute_s : float
+        Compute of the whole step on one GPU, seconds.
+    n_bytes : float
+        Gradient buffer S that every GPU all-reduces (does not shrink with N).
+    bw_bytes_per_s, latency_s : float
+        One-way bandwidth B and per-step latency alpha of the ring.
+    overlap : bool or float
+        Share of the shorter phase hidden (:func:`iteration_time_s`).
+
+    Notes
+    -----
+    ``T_N = T_1/N + 2(N-1)/N S/B + 2(N-1) alpha``.  With ``alpha = 0`` and no
+    overlap, ``T_1/T_N = N / (1 + (N-1) 2S/(B T_1))``: exactly the seeds'
+    rule (:func:`course_lib.comm_speedup`) with ``T_comm = 2S/B`` and
+    ``T_comp = T_1``.  Chapter 9.
+
+    >>> strong_scaling_speedup(1, 2.0, 1e9, 1e9)
+    1.0
+    >>> round(strong_scaling_speedup(8, 2.0, 1e9, 1e9), 6)   # 2 / (0.25 + 1.75)
+    1.0
+    """
+    n = check_int(n, "n", minimum=1)
+    t1 = check_positive(t1_compute_s, "t1_compute_s")
+    t_comm = ring_allreduce_time_s(n_bytes, n, bw_bytes_per_s, latency_s)
+    return t1 / iteration_time_s(t1 / n, t_comm, overlap=overlap)
+
+
+def weak_scaling_speedup(n: int, t_compute_per_gpu_s: float, n_bytes: float,
+                         bw_bytes_per_s: float, latency_s: float = 0.0,
+                         overlap: float | bool = False) -> float:
+    """Throughput of N GPUs over one when each keeps its own batch (weak scaling).
+
+    Notes
+    -----
+    Every GPU computes ``T`` per step whatever N, then all-reduce S:
+    ``speed-up = N T / (T + 2(N-1)/N S/B + 2(N-1) alpha)`` (less with
+    overlap).  The communication per GPU is nearly flat in N, so the
+    speed-up stays nearly proportional to N (Gustafson's view).  Chapter 9.
+
+    >>> weak_scaling_speedup(1, 1.0, 1e9, 1e9)
+    1.0
+    >>> round(weak_scaling_speedup(8, 1.0, 1e9, 1e9), 4)     # 8 / 2.75
+    2.9091
+    """
+    n = check_int(n, "n", minimum=1)
+    t = check_positive(t_compute_per_gpu_s, "t_compute_per_gpu_s")
+    t_comm = ring_allreduce_time_s(n_bytes, n, bw_bytes_per_s, latency_s)
+    return n * t / iteration_time_s(t, t_comm, overlap=overlap)
+
+
+# ---------------------------------------------------------------------------
 # the ring AllReduce step by step (chapter 7)
 # ---------------------------------------------------------------------------
 def ring_allreduce_schedule(n_ranks: int) -> list[list[dict]]:
     """Who sends which chunk to whom at every step of a ring AllReduce.
 
-    The buffer is cut into ``n`` chunks.  ReduceScatter, steps
-    ``s = 0 .. n-2``: rank ``r`` sends chunk ``(r - s) mod n`` to rank
-    ``r + 1``, which adds it to its own copy.  After it rank ``r`` holds the
-    full sum of chunk ``(r + 1) mod n``.  AllGather, steps ``n-1 .. 2n-3``:
-    rank ``r`` forwards chunk ``(r + 1 - s') mod n`` (``s'`` counting from 0
-    again) and the receiver overwrites its copy.
+    The buffer is cut into ``n`` chunks.  Chapter 7 numbers the steps
+    ``1 .. 2(n-1)``; step ``s`` is ``schedule[s - 1]``.  ReduceScatter,
+    steps ``s = 1 .. n-1``: rank ``r`` sends chunk ``(r - s + 1) mod n`` to
+    rank ``r + 1``, which adds it to its own copy.  After it rank ``r`` holds
+    the full sum of chunk ``(r + 1) mod n``.  AllGather, steps
+    ``n .. 2(n-1)``: rank ``r`` forwards chunk ``(r + 2 - s') mod n``
+    (``s'`` counting from 1 again) and the receiver overwrites its copy.
 
     Returns
     -------

@@ -92,11 +92,18 @@ def test_small_message_myth_uses_the_measured_csv():
     ev = content.myth("small_messages").evidence()
     assert ev["measured_share_at_256kB"] == pytest.approx(at / peak)
     assert ev["measured_share_at_256kB"] < 0.05
-    # model: D / (alpha + D/B) / B with the catalog's NVLink p2p latency
-    b = 18 * 2 * 100e9 / 8
-    d = 262144
-    alpha = cl.latency_s("nvlink_p2p")
-    assert ev["model_256kB_share"] == pytest.approx(d / (alpha + d / b) / b)
+    # model: the same measure from the predictor -- AllReduce busbw at 256 KiB over
+    # its busbw at the measured plateau's size (not a point-to-point copy)
+    big = max((r for r in rows), key=lambda r: float(r["busbw_GBps"]))
+    dgx = cl.cluster("H100")
+    small_p = cl.predict_collective("allreduce", 262144, dgx)
+    big_p = cl.predict_collective("allreduce", int(big["bytes"]), dgx)
+    assert ev["model_256kB_share"] == pytest.approx(
+        small_p.busbw_bytes_per_s / big_p.busbw_bytes_per_s, rel=1e-12)
+    assert ev["model_256kB_time_s"] == pytest.approx(small_p.time_s)
+    # both sides are AllReduce busbw shares: they agree within a factor of 2
+    assert 0.5 < ev["model_256kB_share"] / ev["measured_share_at_256kB"] < 2
+    assert "predicted" in ev["bars"][1][0] and "AllReduce" in ev["bars"][1][0]
 
 
 # --- interview questions -----------------------------------------------------
@@ -149,6 +156,20 @@ def test_chapter_quizzes_complete(chapter):
         assert set(q.why_wrong) == set(range(len(q.options))) - set(q.answer)
 
 
+def test_chapter_9_rule_question_is_strong_scaling():
+    """Q1 keys the seeds' rule as strong scaling with a ring (T_comm = 2S/B)."""
+    q = content.CHAPTER_QUESTIONS[9][0]
+    right = q.options[next(iter(q.answer))]
+    assert "N / (1 + (N-1) 2S/(B T_1))" in right
+    t1, s, b = 0.8, 14e9, 450e9
+    for n in (2, 8, 1024):
+        t_n = t1 / n + 2 * (n - 1) / n * s / b
+        assert t1 / t_n == pytest.approx(n / (1 + (n - 1) * 2 * s / (b * t1)), rel=1e-12)
+    q8 = next(q for q in content.INTERVIEW_QUESTIONS if q.source == "seed 000, 面试题 Q8")
+    assert "strong scaling" in q8.explanation and "2S/B" in q8.explanation
+    assert "charges (N-1) T_comm" not in q8.explanation
+
+
 def test_chapter_9_amdahl_question_matches_formula():
     q = content.CHAPTER_QUESTIONS[9][1]
     right = q.options[next(iter(q.answer))]
@@ -183,3 +204,35 @@ def test_next_lists_the_four_directions_with_sources():
 
 def test_calibration_rows_missing_file_is_empty(tmp_path):
     assert content.calibration_rows(str(tmp_path / "none.csv")) == []
+
+
+def test_chapter_8_overlap_question_hides_only_behind_backward():
+    q = content.CHAPTER_QUESTIONS[8][1]
+    right = float(q.options[next(iter(q.answer))].split()[0])
+    fwd, bwd, comm = 0.27, 0.53, 0.3
+    assert right == pytest.approx(fwd + max(bwd, comm))
+    assert "backward" in q.prompt and "backward" in q.explanation
+
+
+def test_chapter_10_decode_message_size_and_overlap_interview_answer():
+    q = content.CHAPTER_QUESTIONS[10][0]
+    assert "16 KiB" in q.prompt and 1 * 8192 * 2 == 16 * 1024     # batch x hidden x 2 B
+    assert "tens of nanoseconds" in q.explanation and 10e-9 < 16384 / 300e9 < 100e-9
+    q7 = next(q for q in content.INTERVIEW_QUESTIONS if q.source == "seed 003, 面试题 Q7")
+    assert "backward" in q7.explanation and "seed 003, 面试题 Q7" in content.QUESTION_FIXES
+    q4 = next(q for q in content.INTERVIEW_QUESTIONS if q.source == "seed 003, 面试题 Q4")
+    assert "PCIe peer-to-peer" in q4.explanation
+
+
+def test_myths_overlap_only_behind_the_backward_pass():
+    """Myths 3 and 6: the overlapped step is T_fwd + max(T_bwd, T_comm), not max(T, T_comm)."""
+    h = cl.gpu("H100")
+    ring = cl.ring_allreduce_time_s(14e9, 8, h.nvlink_bw_per_dir_bytes_per_s)
+    ev = content.myth("hardware_is_enough").evidence()
+    assert ev["step_good_s"] == pytest.approx(0.8 / 3 + max(1.6 / 3, ring))
+    box = content.myth("box_flies").evidence()
+    pc = cl.ring_allreduce_time_s(14e9, 8, cl.pcie_bw_per_dir_bytes_per_s(5))
+    nv = cl.ring_allreduce_time_s(14e9, 8, h.nvlink_bw_per_dir_bytes_per_s)
+    assert box["gain_with_overlap"] == pytest.approx(
+        (0.8 / 3 + max(1.6 / 3, pc)) / (0.8 / 3 + max(1.6 / 3, nv)))
+    assert "backward" in box["summary"]

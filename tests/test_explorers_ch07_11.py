@@ -172,18 +172,40 @@ def test_stragglers_barriers_never_help():
 
 # --- chapter 9 -----------------------------------------------------------------
 def test_scaling_seeds_rule_recomputed():
-    d = ex("ch09_scaling.scaling").update(t_compute_s=0.8, n_params=7e9)
-    r = d["t_pair_s"] / 0.8
+    d = ex("ch09_scaling.scaling").update(regime="strong", t_compute_s=0.8, n_params=7e9,
+                                          overlap=0.0)
+    grad = 7e9 * 2
+    i8 = d["n_gpus"].index(8)
+    busbw8 = 2 * 7 / 8 * grad / d["t_comm_s"][i8]          # nccl-tests' busbw at N = 8
+    r = 2 * grad / busbw8 / 0.8                             # T_comm = 2S/B over T_comp
     for n, s in zip(d["n_gpus"], d["seeds_speedup"]):
-        assert s == pytest.approx(n / (1 + (n - 1) * r))
+        assert s == pytest.approx(n / (1 + (n - 1) * r), rel=1e-12)
+    # strong scaling with the 8-GPU AllReduce: the rule and the model are one formula
+    assert d["model_speedup"][i8] == pytest.approx(d["seeds_speedup"][i8], rel=1e-12)
     assert d["model_speedup"][0] == pytest.approx(1.0)
-    assert d["model_speedup"][-1] > 5 * d["seeds_speedup"][-1]   # the rule breaks
+    # past the node the road narrows: the model falls below the rule
+    assert d["model_speedup"][-1] < d["seeds_speedup"][-1]
     assert d["seeds_m_total_bytes"] == pytest.approx(7e9 * 2 * 1024)
     assert d["sent_per_gpu_bytes"] == pytest.approx(2 * 1023 / 1024 * 7e9 * 2)
 
 
+def test_scaling_weak_regime_is_nearly_linear_and_not_the_rule():
+    e = ex("ch09_scaling.scaling")
+    weak = e.update(regime="weak", t_compute_s=0.8, n_params=7e9, overlap=0.0)
+    n = np.array(weak["n_gpus"])
+    steps = [0.8 + t for t in weak["t_comm_s"]]
+    assert np.allclose(weak["model_speedup"], n * 0.8 / np.array(steps), rtol=1e-12)
+    assert weak["model_speedup"][-1] > 0.8 * 1024          # throughput ~ N
+    assert weak["model_speedup"][-1] > 50 * weak["seeds_speedup"][-1]
+    strong = e.update(regime="strong")
+    assert np.all(strong["model_speedup"][1:] < weak["model_speedup"][1:])
+    with pytest.raises(ValueError, match="regime"):
+        e.update(regime="gustafson")
+
+
 def test_scaling_full_overlap_is_linear_when_comm_fits():
-    d = ex("ch09_scaling.scaling").update(t_compute_s=10.0, n_params=1e8, overlap=1.0)
+    d = ex("ch09_scaling.scaling").update(regime="weak", t_compute_s=10.0, n_params=1e8,
+                                          overlap=1.0)
     assert np.allclose(d["model_speedup"], d["n_gpus"])
     eff = ex("ch09_scaling.scaling").update(view="efficiency")
     assert np.allclose(eff["efficiency_model"], eff["model_speedup"] / np.array(eff["n_gpus"]))

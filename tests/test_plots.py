@@ -2,6 +2,7 @@
 
 import os
 
+import numpy as np
 import pytest
 
 matplotlib = pytest.importorskip("matplotlib")  # a declared dependency; never absent in CI
@@ -78,3 +79,35 @@ def test_import_course_lib_does_not_import_pyplot():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "MPLBACKEND": ""})
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_timeline_puts_compute_and_sends_on_separate_lanes_in_ms():
+    """Chapter 8's overlap figure: compute and communication never share a lane."""
+    from course_lib.sim import Network
+    from course_lib.sim.workloads import data_parallel_step
+
+    net = Network.from_cluster(cl.cluster("H100", gpus_per_node=4, fabric="pcie"))
+    r = data_parallel_step(net, [2.5e7] * 4, [0.005] * 4, bucket_bytes=5e7, overlap=True)
+    ax = plots.plot_timeline(r)
+    assert len(ax.get_yticks()) == 4                       # still one row per GPU
+    assert ax.get_xlabel() == "time (ms)"                  # a 20 ms step reads in ms
+    lanes = {"compute": [], "send": []}
+    for coll in ax.collections:
+        colours = {tuple(np.round(c, 3)) for c in coll.get_facecolor()}
+        kind = "compute" if colours == {tuple(np.round(matplotlib.colors.to_rgba(
+            "tab:orange"), 3))} else "send"
+        for path in coll.get_paths():
+            y = path.vertices[:, 1]
+            lanes[kind].append((y.min(), y.max()))
+    assert lanes["compute"] and lanes["send"]
+    for c_lo, c_hi in lanes["compute"]:                    # no compute bar overlaps a send bar
+        for s_lo, s_hi in lanes["send"]:
+            assert c_hi <= s_lo + 1e-9 or s_hi <= c_lo + 1e-9
+    # the bars still cover the trace, in ms
+    widths = sum(p.get_extents().width for c in ax.collections for p in c.get_paths())
+    busy = float((r.trace.rows["end_s"] - r.trace.rows["start_s"]).sum()) * 1e3
+    assert widths == pytest.approx(busy, rel=1e-6)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["compute (upper lane)", "send (communication, lower lane)"]
+    # a short collective stays in µs
+    assert plots.plot_timeline(_sim()).get_xlabel() == "time (µs)"

@@ -30,8 +30,46 @@ def test_result_shape_and_report(key):
 
 def test_hierarchical_allreduce_by_hand():
     s, g, m, bi, bo = 8e9, 8, 4, 100e9, 10e9
-    expected = (7 / 8 * s / bi) + (2 * 3 / 4 * (s / 8) / bo) + (7 / 8 * s / bi)
-    assert scenarios.hierarchical_allreduce_time_s(s, g, m, bi, bo) == pytest.approx(expected)
+    nvlink = 2 * 7 / 8 * s / bi                    # ReduceScatter + AllGather bytes
+    network = 2 * 3 / 4 * (s / 8) / bo             # the shard's AllReduce over the NIC
+    one_after_other = scenarios.hierarchical_allreduce_time_s(s, g, m, bi, bo,
+                                                              pipelined=False)
+    assert one_after_other == pytest.approx(nvlink + network, rel=1e-12)
+    # pipelined (NCCL): each road carries its own bytes at once; the slower one sets the time
+    assert scenarios.hierarchical_allreduce_time_s(s, g, m, bi, bo) == pytest.approx(
+        max(nvlink, network), rel=1e-12)
+    a_in, a_net = 1e-6, 5e-6
+    assert scenarios.hierarchical_allreduce_time_s(s, g, m, bi, bo, a_in, a_net) == \
+        pytest.approx(max(nvlink, network) + 2 * 7 * a_in + 2 * 3 * a_net, rel=1e-12)
+    with pytest.raises(TypeError, match="pipelined"):
+        scenarios.hierarchical_allreduce_time_s(s, g, m, bi, bo, pipelined="yes")
+
+
+def test_roce_line_rate_bound_is_pipelined_not_summed():
+    """The old model added the phases (2.16 s), above the seed's 1.8 s; the bound is ~1.17 s."""
+    r = scenarios.roce_training_1024()
+    s = 100e9 * 2
+    nvlink = 2 * 7 / 8 * s / A100_NVLINK
+    nics = 2 * 127 / 128 * s / 8 / 50e9
+    lat = 2 * 7 * 0.6e-6 + 2 * 127 * scenarios.latency_s("nccl_hop_net")
+    assert r["rdma_allreduce_s"] == pytest.approx(max(nvlink, nics) + lat, rel=1e-9)
+    assert r["rdma_allreduce_s"] < 1.8 < 2.0        # the seed's 1.8 s is above the bound
+    assert 0.6 < r["rdma_allreduce_s"] / 1.8 < 0.7  # "about two thirds of line rate"
+
+
+def test_tp_inference_gain_levels_off_below_the_claim():
+    """Batch cannot bring the 70B scenario to x3.2: the gain tends to a limit near x2."""
+    r = scenarios.tp_inference_70b(efficiency=0.5)
+    per_seq_flops = 2 * 70e9 / (8 * 312e12 * 0.5)
+    per_seq = {bw: 160 * 2 * 7 / 8 * 8192 * 2 / bw for bw in (PCIE4, A100_NVLINK)}
+    limit = (per_seq_flops + per_seq[PCIE4]) / (per_seq_flops + per_seq[A100_NVLINK])
+    assert r["large_batch_gain_limit"] == pytest.approx(limit, rel=1e-12)
+    gains = [scenarios.tp_inference_70b(load=x)["model_gain"] for x in (1 / 64, 1, 4, 100)]
+    assert gains == sorted(gains) and gains[-1] == pytest.approx(limit, rel=2e-3)
+    assert 1.95 < limit < 2.1
+    # no batch and no efficiency the explorer offers reaches the claim
+    for eff in (0.1, 0.5, 0.9):
+        assert scenarios.tp_inference_70b(load=100, efficiency=eff)["model_gain"] < 3.2
 
 
 def test_tp_inference_by_hand():

@@ -88,3 +88,36 @@ def test_ring_schedule_counts(n):
     assert traffic.ring_allreduce_contributions(n, 2 * (n - 1)).min() == n
     with pytest.raises(ValueError):
         traffic.ring_allreduce_contributions(n, 2 * n)
+
+
+# --- chapter 9: strong and weak scaling with a ring AllReduce --------------------
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 64, 1024, 100_000])
+@pytest.mark.parametrize("t1,s,b", [(0.8, 14e9, 450e9), (2.0, 1e8, 50e9), (1e-3, 1e9, 25e9)])
+def test_seeds_rule_is_strong_scaling_with_a_ring(n, t1, s, b):
+    """N/(1+(N-1) T_comm/T_1) with T_comm = 2S/B is T_1 / (T_1/N + 2(N-1)/N S/B)."""
+    import course_lib as cl
+
+    rule = cl.comm_speedup(n, 2 * s / b, t1)
+    strong = traffic.strong_scaling_speedup(n, t1, s, b)
+    by_hand = t1 / (t1 / n + 2 * (n - 1) / n * s / b)
+    assert strong == pytest.approx(rule, rel=1e-12)
+    assert by_hand == pytest.approx(rule, rel=1e-12)
+
+
+def test_weak_scaling_is_not_the_rule_and_latency_breaks_it():
+    import course_lib as cl
+
+    t, s, b = 0.8, 14e9, 450e9
+    weak = traffic.weak_scaling_speedup(1024, t, s, b)
+    assert weak == pytest.approx(1024 * t / (t + 2 * 1023 / 1024 * s / b), rel=1e-12)
+    assert weak > 10 * cl.comm_speedup(1024, 2 * s / b, t)
+    # the per-step latency 2(N-1) alpha makes strong scaling worse than the rule
+    with_alpha = traffic.strong_scaling_speedup(1024, t, s, b, latency_s=1e-5)
+    assert with_alpha < cl.comm_speedup(1024, 2 * s / b, t)
+    # full overlap can only help
+    assert traffic.strong_scaling_speedup(64, t, s, b, overlap=True) > \
+        traffic.strong_scaling_speedup(64, t, s, b)
+    with pytest.raises(ValueError, match="t1_compute_s"):
+        traffic.strong_scaling_speedup(8, 0.0, s, b)
+    with pytest.raises(ValueError, match="n"):
+        traffic.weak_scaling_speedup(0, t, s, b)

@@ -26,7 +26,9 @@ from .. import content, predict, traffic
 from ..analytic import busbw_factor, ring_allreduce_bytes_per_rank
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
-from ._common import bytes_formatter, fast_layout, no_minor_ticks
+from matplotlib.ticker import FuncFormatter
+
+from ._common import fast_layout, no_minor_ticks
 
 #: Machines offered: label -> (cluster keyword arguments, prefix of the matching
 #: system name in the calibration file or None).
@@ -99,7 +101,9 @@ def plot(data, fig):
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log", base=2)
     no_minor_ticks(ax)
-    ax.xaxis.set_major_formatter(bytes_formatter())
+    # power-of-two sizes read in binary units, as nccl-tests and chapter 7 write them
+    ax.xaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: format_bytes(v, binary=True, digits=2)))
     model, = ax.plot(data["sizes_bytes"], data["busbw_bytes_per_s"] / 1e9, lw=2,
                      color="#1b9e77", label="model (predict_collective)")
     measured = None

@@ -1,11 +1,15 @@
 """Chapter 9 explorers: how big can the city grow?
 
-``scaling`` -- data-parallel training on 1 to 1,024 GPUs (8 a node): the
-seeds' rule ``N / (1 + (N-1) T_comm/T_comp)`` (:func:`course_lib.comm_speedup`)
-against a model whose AllReduce time comes from
-:func:`course_lib.predict.predict_collective` at every N, with overlap
-(:func:`course_lib.iteration_time_s`).  Each GPU keeps its own batch (weak
-scaling), so speed-up means throughput over one GPU's.
+``scaling`` -- data-parallel training on 1 to 1,024 GPUs (8 a node), in two
+regimes.  *Strong scaling*: a fixed global batch whose step takes
+``T_comp`` on one GPU is split, so each of N GPUs computes ``T_comp/N``.
+*Weak scaling*: every GPU keeps a batch of ``T_comp`` and the global batch
+grows with N; speed-up means throughput over one GPU's.  The AllReduce time
+comes from :func:`course_lib.predict.predict_collective` at every N, with
+overlap (:func:`course_lib.iteration_time_s`).  The seeds' rule
+``N / (1 + (N-1) T_comm/T_comp)`` (:func:`course_lib.comm_speedup`) is drawn
+with ``T_comm = 2S/B`` and ``B`` the predicted busbw of one 8-GPU node: it
+is the strong-scaling ring model, so it meets the strong curve at N = 8.
 
 ``amdahl`` -- Amdahl's law :func:`course_lib.amdahl_speedup` and its limit.
 
@@ -14,8 +18,10 @@ catalog against compound growth ``B0 (1+g)^t``
 (:func:`course_lib.bandwidth_growth_bytes_per_s`).
 
 >>> d = FACTORIES["scaling"]().update(t_compute_s=1.0)
->>> float(d["model_speedup"][0]), d["n_gpus"][-1]
-(1.0, 1024)
+>>> float(d["model_speedup"][0]), d["n_gpus"][-1], d["regime"]
+(1.0, 1024, 'strong')
+>>> bool(abs(d["seeds_speedup"][3] - d["model_speedup"][3]) < 1e-9 * d["model_speedup"][3])
+True
 >>> round(FACTORIES["amdahl"]().update(parallel_fraction=0.99, n_gpus=1000)["speedup"], 1)
 91.0
 """
@@ -28,7 +34,7 @@ import numpy as np
 
 from .. import predict
 from ..analytic import (amdahl_limit, amdahl_speedup, bandwidth_growth_bytes_per_s,
-                        comm_speedup, gradient_bytes, iteration_time_s,
+                        busbw_bytes_per_s, comm_speedup, gradient_bytes, iteration_time_s,
                         ring_allreduce_bytes_per_rank)
 from ..hardware import NVLINK_GENERATIONS, nic_names
 from ..units import format_bandwidth, format_bytes, format_time
@@ -39,8 +45,11 @@ N_GPUS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 GPUS_PER_NODE = 8
 
 CONTROLS = {
+    "regime": {"type": "ToggleButtons", "value": "strong",
+               "options": [("strong: fixed global batch", "strong"),
+                           ("weak: a batch per GPU", "weak")]},
     "t_compute_s": {"type": "FloatLogSlider", "min": -2, "max": 1, "step": 0.05,
-                    "value": 0.8, "description": "compute per step (s)",
+                    "value": 0.8, "description": "compute, 1 GPU (s)",
                     "readout_format": ".3g"},
     "n_params": {"type": "FloatLogSlider", "min": 8, "max": 11, "step": 0.05,
                  "value": 7e9, "description": "parameters (BF16 gradients)",
@@ -70,17 +79,27 @@ def _allreduce_times(grad, nic, nics_per_node):
         "allreduce", grad, _cluster(n, nic, nics_per_node)).time_s for n in N_GPUS[1:])
 
 
-def compute(t_compute_s, n_params, nic, nics_per_node, overlap, view):
+def compute(regime, t_compute_s, n_params, nic, nics_per_node, overlap, view):
     """Speed-up of the seeds' rule and of the predicted model, N = 1 .. 1024."""
+    if regime not in ("strong", "weak"):
+        raise ValueError(f"regime must be 'strong' or 'weak', got {regime!r}")
     grad = gradient_bytes(n_params, 2)
     t_comm = list(_allreduce_times(grad, nic, nics_per_node))
-    steps = [iteration_time_s(t_compute_s, t, overlap=overlap) for t in t_comm]
-    model = np.array([n * t_compute_s / s for n, s in zip(N_GPUS, steps)])
-    t_pair = t_comm[1]  # the AllReduce between 2 GPUs: the seeds' T_comm
-    seeds = np.array([comm_speedup(n, t_pair, t_compute_s) for n in N_GPUS])
+    if regime == "strong":     # the global batch is split: T_comp / N each
+        steps = [iteration_time_s(t_compute_s / n, t, overlap=overlap)
+                 for n, t in zip(N_GPUS, t_comm)]
+        model = np.array([t_compute_s / s for s in steps])
+    else:                      # every GPU keeps its batch: throughput vs 1 GPU
+        steps = [iteration_time_s(t_compute_s, t, overlap=overlap) for t in t_comm]
+        model = np.array([n * t_compute_s / s for n, s in zip(N_GPUS, steps)])
+    i8 = N_GPUS.index(GPUS_PER_NODE)
+    busbw_node = busbw_bytes_per_s("allreduce", grad, t_comm[i8], GPUS_PER_NODE)
+    t_rule = 2 * grad / busbw_node  # the seeds' T_comm = 2S/B, B = one node's busbw
+    seeds = np.array([comm_speedup(n, t_rule, t_compute_s) for n in N_GPUS])
     n = np.array(N_GPUS)
     return {"n_gpus": N_GPUS, "model_speedup": model, "seeds_speedup": seeds,
-            "t_comm_s": np.array(t_comm), "t_pair_s": t_pair, "view": view,
+            "t_comm_s": np.array(t_comm), "t_rule_s": t_rule, "view": view,
+            "regime": regime, "busbw_node_bytes_per_s": busbw_node,
             "grad_bytes": grad, "efficiency_model": model / n,
             "efficiency_seeds": seeds / n,
             "seeds_m_total_bytes": grad * N_GPUS[-1],
@@ -100,14 +119,15 @@ def plot(data, fig):
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.plot(n, n, color="grey", ls=":", label="ideal N")
         ax.plot(n, data["seeds_speedup"], color="#d95f02", lw=2,
-                label="seeds' rule N/(1+(N-1)r)")
+                label="seeds' rule N/(1+(N-1)r), r = 2S/(B T)")
         ax.plot(n, data["model_speedup"], color="#1b9e77", lw=2.5,
-                label="predicted AllReduce + overlap")
-        ax.set_ylabel("speed-up (throughput vs 1 GPU)")
+                label=f"predicted, {data['regime']} scaling")
+        ax.set_ylabel("speed-up T_1/T_N" if data["regime"] == "strong"
+                      else "speed-up (throughput vs 1 GPU)")
     else:
         ax.plot(n, data["efficiency_seeds"], color="#d95f02", lw=2, label="seeds' rule")
         ax.plot(n, data["efficiency_model"], color="#1b9e77", lw=2.5,
-                label="predicted AllReduce + overlap")
+                label=f"predicted, {data['regime']} scaling")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("scaling efficiency")
     no_minor_ticks(ax)
@@ -126,14 +146,24 @@ def plot(data, fig):
 
 def readout(data):
     t = data["t_comm_s"]
+    if data["regime"] == "strong":
+        regime = ("Strong scaling: the compute per GPU shrinks as T/N while the "
+                  "AllReduce does not, so communication takes over. The seeds' rule is "
+                  "this model with T_comm = 2S/B; it meets the curve at N = 8 and lies "
+                  "above it past the node, where the road narrows to the NICs and the "
+                  "latency steps add up.")
+    else:
+        regime = ("Weak scaling: every GPU keeps its batch, so the nearly flat "
+                  "AllReduce costs the same share at every N and throughput grows "
+                  "almost as N. The seeds' rule (a strong-scaling law) does not apply.")
     return (f"AllReduce: {format_time(t[1])} on 2 GPUs, {format_time(t[3])} on 8, "
             f"{format_time(t[-1])} on 1,024 -- nearly flat inside the node, a step "
-            f"at the node boundary. The seeds' rule charges (N-1) x "
-            f"{format_time(data['t_pair_s'])}: at 1,024 GPUs speed-up "
-            f"<b>{data['seeds_speedup'][-1]:.0f}</b> vs the model's "
-            f"<b>{data['model_speedup'][-1]:.0f}</b>. Seeds' M_total = params x bytes x "
-            f"N = {format_bytes(data['seeds_m_total_bytes'])} counts every replica; "
-            f"each GPU actually sends {format_bytes(data['sent_per_gpu_bytes'])}.")
+            f"at the node boundary. At 1,024 GPUs: seeds' rule "
+            f"<b>{data['seeds_speedup'][-1]:.0f}</b>, model "
+            f"<b>{data['model_speedup'][-1]:.0f}</b>. {regime} Seeds' M_total = "
+            f"params x bytes x N = {format_bytes(data['seeds_m_total_bytes'])} counts "
+            f"every replica; each GPU actually sends "
+            f"{format_bytes(data['sent_per_gpu_bytes'])}.")
 
 
 def explorer() -> Explorer:

@@ -1,0 +1,133 @@
+"""Chapter 7's conventions and numbers agree with the models and the explorer."""
+
+import json
+import pathlib
+import re
+
+import pytest
+
+import course_lib as cl
+from course_lib.explorers import ch07_allreduce
+
+NB = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "07_sharing_the_load.ipynb"
+
+
+@pytest.fixture(scope="module")
+def cells():
+    return json.loads(NB.read_text(encoding="utf-8"))["cells"]
+
+
+def _text(cells, kind):
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == kind)
+
+
+def test_trace_steps_are_numbered_like_the_explorer(cells):
+    """The trace prints step = tag + 1; the explorer's step k shows the same sends."""
+    assert "row['tag'] + 1" in _text(cells, "code")
+    n = 4
+    sim = cl.simulate_collective("allreduce", 64 * cl.MiB, cl.ring_topology(n, gpu="H100"),
+                                 algorithm="ring")
+    schedule = cl.traffic.ring_allreduce_schedule(n)
+    printed = {}
+    for row in sim.trace.to_rows():
+        m = schedule[row["tag"]][row["src"]]
+        printed.setdefault(row["tag"] + 1, set()).add((row["src"], row["dst"], m["chunk"]))
+    assert sorted(printed) == list(range(1, 2 * (n - 1) + 1))
+    e = ch07_allreduce.FACTORIES["ring_steps"]()
+    for k, sends in printed.items():
+        shown = e.update(n_ranks=n, step=k)["sends"]
+        assert {(m["src"], m["dst"], m["chunk"]) for m in shown} == sends
+    # the prose formula for step s (from 1): GPU r sends chunk (r - s + 1) mod n
+    for s in range(1, n):
+        assert printed[s] == {(r, (r + 1) % n, (r - s + 1) % n) for r in range(n)}
+
+
+def test_one_unit_convention_for_buffer_sizes(cells):
+    code, md = _text(cells, "code"), _text(cells, "markdown")
+    # power-of-two buffers are printed in binary units, never as "65.5 kB"
+    assert not re.search(r"format_bytes\(S\)", code)
+    assert "1 MB" not in md and " kB" not in md
+    assert "KiB = 1,024 bytes" in md
+
+
+def test_nvls_gain_explained_with_the_predictors_numbers(cells):
+    md = _text(cells, "markdown")
+    g = cl.gradient_bytes(7e9)
+    dgx = cl.cluster("H100")
+    ring = cl.predict_collective("allreduce", g, dgx, algorithm="ring")
+    nvls = cl.predict_collective("allreduce", g, dgx, algorithm="nvls")
+    assert "about 1.3× faster than its ring" in md and round(ring.time_s / nvls.time_s, 1) == 1.3
+    assert "ideally 1.75× faster at 8 GPUs" in md
+    assert cl.busbw_factor("allreduce", 8) == pytest.approx(1.75)
+    eff = cl.calibration("nvls_efficiency")
+    assert "about 74 %" in md and round(eff * 100) == 74
+    assert round(nvls.bw_bytes_per_s / 1e9) == 274           # NVLS algbw, measured plateau
+    assert "about 98 %" in md and round(cl.calibration("simple_efficiency") * 100) == 98
+    from course_lib import content
+    rows = [r for r in content.calibration_rows()
+            if r["collective"] == "AllReduce" and r["system"].startswith("H100")]
+    assert "about 480 GB/s of busbw against about\n365 GB/s" in md
+    assert round(max(r["busbw_GBps"] for r in rows), -1) == 480
+    assert round(cl.MEASURED["busbw_allreduce_8xH100_ring"].value / 1e9) == 365
+
+
+def test_seven_b_example_numbers(cells):
+    md = _text(cells, "markdown")
+    sent = cl.ring_allreduce_bytes_per_rank(cl.gradient_bytes(7e9), 8)
+    assert "≈0.067 s" in md and "≈0.066 s" not in md
+    assert round(sent / cl.MEASURED["busbw_allreduce_8xH100_ring"].value, 3) == 0.067
+    assert round(sent / cl.gpu("H100").nvlink_bw_per_dir_bytes_per_s, 3) == 0.054
+    assert round(sent / cl.pcie_bw_per_dir_bytes_per_s(5), 2) == 0.39
+
+
+def test_folded_answers_match_the_models(cells):
+    md = _text(cells, "markdown")
+    got = [m["chunk"] for step in cl.traffic.ring_allreduce_schedule(5) for m in step
+           if m["dst"] == 2]
+    assert "chunks 1, 0, 4, 3 during the ReduceScatter" in md and got[:4] == [1, 0, 4, 3]
+    assert "then 2, 1, 0, 4 during the AllGather" in md and got[4:] == [2, 1, 0, 4]
+    multi = cl.cluster("H100", nodes=16, nic="NDR")
+    assert "About 3.3 GiB" in md
+    assert cl.predict_collective("allreduce", 3.2 * cl.GiB, multi).algorithm == "tree"
+    assert cl.predict_collective("allreduce", 3.4 * cl.GiB, multi).algorithm == "ring"
+    dgx = cl.cluster("H100")
+    auto = cl.predict_collective("allreduce", cl.GiB, dgx)
+    ring = cl.predict_collective("allreduce", cl.GiB, dgx, algorithm="ring")
+    assert auto.algorithm == "nvls" and round(ring.time_s / auto.time_s, 1) == 1.3
+    assert "about a third higher than with the\n   ring (about 4.0 ms against 5.3 ms)" in md
+    assert 1.25 < auto.busbw_bytes_per_s / ring.busbw_bytes_per_s < 1.4
+    assert round(auto.time_s * 1e3, 1) == 4.0 and round(ring.time_s * 1e3, 1) == 5.3
+    one = cl.cluster("H100", nodes=16, nic="NDR", nics_per_node=1)
+    t8, t1 = (cl.predict_collective("allreduce", cl.GiB, c).time_s for c in (multi, one))
+    assert "about 7 ms with eight NDR ports a node against about 51 ms" in md
+    assert round(t8 * 1e3) == 7 and round(t1 * 1e3) == 51
+
+
+def test_explorer_axis_uses_binary_units():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    e = ch07_allreduce.FACTORIES["allreduce"]()
+    data = e.update(n_bytes=2 ** 30)
+    fig = plt.figure()
+    ch07_allreduce.plot(data, fig)
+    ax = fig.axes[0]
+    fmt = ax.xaxis.get_major_formatter()
+    assert fmt(2 ** 30, 0) == "1 GiB" and fmt(2 ** 20, 0) == "1 MiB"
+    plt.close(fig)
+
+
+def test_half_plateau_answer(cells):
+    md = _text(cells, "markdown")
+    from course_lib import content
+    rows = {int(r["bytes"]): r["busbw_GBps"] for r in content.calibration_rows()
+            if r["collective"] == "AllReduce" and r["system"].startswith("H100")}
+    peak = max(rows.values())
+    dgx = cl.cluster("H100")
+    model = lambda s: cl.predict_collective("allreduce", s, dgx).busbw_bytes_per_s  # noqa: E731
+    model_peak = model(8 * cl.GiB)
+    assert "measured busbw is 49 % of its plateau and the model's 52 %" in md
+    assert round(rows[16 * 2**20] / peak, 2) == 0.49
+    assert round(model(16 * cl.MiB) / model_peak, 2) == 0.52
+    assert model(32 * cl.MiB) / model_peak > 0.5

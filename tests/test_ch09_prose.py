@@ -1,0 +1,80 @@
+"""Chapter 9's numbers in prose agree with the models that print them."""
+
+import json
+import pathlib
+
+import pytest
+
+import course_lib as cl
+from course_lib.explorers import ch09_scaling
+
+NB = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "09_how_big.ipynb"
+T, GRAD = 0.8, 14e9
+
+
+@pytest.fixture(scope="module")
+def md():
+    cells = json.loads(NB.read_text(encoding="utf-8"))["cells"]
+    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return " ".join(text.split())          # line breaks do not matter to a phrase
+
+
+def _cluster(n, **kw):
+    if n <= 8:
+        return cl.cluster("H100", gpus_per_node=n)
+    return cl.cluster("H100", nodes=n // 8, nic="NDR", **kw)
+
+
+def test_rule_is_derived_not_dismissed(md):
+    assert "wrong growth law" not in md and "pessimistic rough rule" not in md
+    assert "exact for strong scaling" in md
+    b = cl.gpu("H100").nvlink_bw_per_dir_bytes_per_s
+    assert "cap any number of GPUs at a speed-up of 20" in md
+    assert cl.comm_speedup(10**9, 0.05 * T, T) == pytest.approx(20, rel=1e-6)
+    assert "step at about 13" in md and round(T / (2 * GRAD / b)) == 13
+
+
+def test_predictor_strong_and_weak_at_1024(md):
+    p = cl.predict_collective("allreduce", GRAD, _cluster(1024))
+    strong = T / cl.iteration_time_s(T / 1024, p.time_s, overlap=False)
+    weak = 1024 * T / cl.iteration_time_s(T, p.time_s, overlap=False)
+    rule = cl.comm_speedup(1024, 2 * GRAD / cl.gpu("H100").nvlink_bw_per_dir_bytes_per_s, T)
+    assert "about 9 instead of 13 at 1,024 GPUs" in md
+    assert round(strong) == 9 and round(rule) == 13 and strong < rule
+    assert "still gives over 900" in md and weak > 900
+    assert "About 926×" in md and round(weak) == 926
+
+
+def test_explorer_answers(md):
+    e = ch09_scaling.explorer()
+    full = e.update(regime="strong", overlap=1.0)
+    assert "about 11 at 16 GPUs" in md and round(full["model_speedup"][4]) == 11
+    one = e.update(regime="weak", overlap=0.0, nics_per_node=1)
+    assert "about 55 % efficiency at 1,024 GPUs" in md
+    assert round(one["efficiency_model"][-1], 2) == 0.55
+    strong_one = e.update(regime="strong", nics_per_node=1)["model_speedup"]
+    assert "from about 5 at 8 GPUs to under 2" in md
+    assert round(strong_one[3]) == 5 and max(strong_one[4:]) < 2
+
+
+def test_exercise_answers(md):
+    assert "2. 26 GPUs" in md and cl.max_gpus_at_efficiency(1.0, 0.01, 0.8) == 26
+    c = _cluster(1024, nics_per_node=1)
+    f = lambda p: cl.predict_collective("allreduce", cl.gradient_bytes(p), c).time_s  # noqa: E731
+    assert "about 8.6 billion parameters" in md
+    assert f(8.5e9) < T < f(8.7e9)
+    assert "takes about 0.65 s there" in md and round(f(7e9), 2) == 0.65
+
+
+def test_seed_efficiency_claim_and_aggregate(md):
+    eff = {}
+    for name, c in [("nv", cl.cluster("H100")), ("pcie", cl.cluster("H100", fabric="pcie"))]:
+        t = cl.predict_collective("allreduce", GRAD, c).time_s
+        eff[name] = T / (T + t)
+    assert "about 94 % with NVLink (a speed-up of 7.5)" in md
+    assert round(eff["nv"], 2) == 0.94 and round(8 * eff["nv"], 1) == 7.5
+    assert "about 61 % over PCIe (4.8)" in md
+    assert round(eff["pcie"], 2) == 0.61 and round(8 * eff["pcie"], 1) == 4.8
+    h = cl.gpu("H100")
+    assert 4 * h.nvlink_bw_bidir_bytes_per_s == pytest.approx(3.6e12)
+    assert "450 GB/s per direction" in md and h.nvlink_bw_per_dir_bytes_per_s == 450e9

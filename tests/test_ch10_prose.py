@@ -1,0 +1,84 @@
+"""Chapter 10's prose and explorer prompts agree with the models they describe.
+
+Every number the chapter states about a scenario is recomputed here from
+:mod:`course_lib.scenarios` (or :func:`course_lib.predict_collective`); a change
+to a model that is not carried into the text fails this test.
+"""
+
+import json
+import pathlib
+
+import pytest
+
+import course_lib as cl
+from course_lib import scenarios
+from course_lib.explorers import ch10_scenarios
+
+NB = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "10_city_at_work.ipynb"
+
+
+@pytest.fixture(scope="module")
+def text():
+    cells = json.loads(NB.read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def _s(name, **kw):
+    return scenarios.scenario(name, **kw)
+
+
+def test_70b_numbers_in_prose(text):
+    r = _s("tp_inference_70b")
+    assert "about 1.8× at batch 64" in text and round(r["model_gain"], 1) == 1.8
+    assert "about 2.0×" in text and round(r["large_batch_gain_limit"], 1) == 2.0
+    assert _s("tp_inference_70b", efficiency=0.9)["large_batch_gain_limit"] < 2.7
+    assert "under 2.7×" in text
+    assert "about 1.1× at batch 1" in text
+    assert round(_s("tp_inference_70b", load=1 / 64)["model_gain"], 1) == 1.1
+    assert "3.2× at larger batches" not in text and "try `load=4`" not in text
+    h = _s("tp_inference_70b", gpu_name="H100")
+    assert "falls to about 1.7×" in text and round(h["model_gain"], 1) == 1.7
+    assert "rises to about\n   2.4×" in text and round(h["large_batch_gain_limit"], 1) == 2.4
+
+
+def test_roce_numbers_in_prose(text):
+    r = _s("roce_training_1024")
+    assert "line-rate bound is about 1.2 s" in text and round(r["rdma_allreduce_s"], 1) == 1.2
+    p = cl.predict_collective("allreduce", 200e9, cl.cluster("A100", nodes=128, nic="RoCE-400"))
+    assert "gives about 1.9 s" in text and round(p.time_s, 1) == 1.9
+    assert "about two thirds of line rate" in text
+    assert 0.6 < r["rdma_allreduce_s"] / 1.8 < 0.7
+    assert "under a tenth" in text and r["tcp_line_rate_fraction"] < 0.1
+    assert "less than a quarter second" in text and r["compute_for_x6_s"] < 0.25
+    assert "1.8 s is in the right range" not in text
+    slow = _s("roce_training_1024", nic_name="RoCE-100")
+    assert "about 4 s at line rate" in text and round(slow["rdma_allreduce_s"]) == 4
+
+
+def test_other_scenarios_in_prose(text):
+    assert "about +60 %" in text
+    assert round(_s("dgx_h100_175b")["model_gain"] - 1, 1) == 0.6
+    t = _s("tp_token_latency")
+    assert "about a\ntenth" in text and round(t["exchange_ratio"], 1) == 0.1
+    assert "near half" in text and abs(t["ttft_cut"] - 0.5) < 0.05
+    assert "nearly doubles" in text and 1.9 < _s("hpc_halo_exchange")["model_gain"] < 2.0
+    assert "From about 1.95× to about 1.13×" in text
+    assert round(_s("hpc_halo_exchange", load=100)["model_gain"], 2) == 1.13
+    assert "beyond about 300 km" in text
+    assert 290 < _s("edge_cloud_inference")["max_distance_km"] < 330
+
+
+def test_explorer_prompts_ask_only_for_reachable_values():
+    """The prompts' targets lie inside the explorer's slider ranges (or are said not to)."""
+    load = ch10_scenarios.CONTROLS["load"]
+    lo, hi = 10 ** load["min"], 10 ** load["max"]
+    eff = ch10_scenarios.CONTROLS["efficiency"]
+    # (3) x6 for the 1,024-GPU run: reachable inside the load range, near 0.05
+    assert _s("roce_training_1024", load=lo)["model_gain"] > 6 > \
+        _s("roce_training_1024", load=0.06)["model_gain"]
+    assert _s("roce_training_1024", load=0.05)["model_gain"] > 6
+    # (1) x3.2 for the 70B: unreachable at any load and efficiency, as the answer says
+    for e in (eff["min"], eff["max"]):
+        assert _s("tp_inference_70b", load=hi, efficiency=e)["model_gain"] < 3.2
+    # (2) the halo gain stays above 1.1 over the whole range, as the answer says
+    assert _s("hpc_halo_exchange", load=hi)["model_gain"] > 1.1
