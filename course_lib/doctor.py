@@ -408,11 +408,10 @@ _MPI_HELLO = ("import sys; from mpi4py import MPI; c = MPI.COMM_WORLD; "
 
 
 def find_mpiexec() -> str | None:
-    """``mpiexec`` next to this Python (the venv's MPICH wheel), else on PATH."""
-    beside = _bin_dir() / "mpiexec"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return _which("mpiexec")
+    """The launcher of the MPI that mpi4py was built with (MPICH or Open MPI;
+    see :func:`course_lib.measure.mpi_allreduce.mpi_setup`), or None."""
+    from course_lib.measure.mpi_allreduce import mpi_setup
+    return mpi_setup()[0]
 
 
 def check_mpi(timeout_s: float = MPI_TIMEOUT_S, run_hello: bool = True) -> Check:
@@ -421,13 +420,17 @@ def check_mpi(timeout_s: float = MPI_TIMEOUT_S, run_hello: bool = True) -> Check
            "on conda: conda install -c conda-forge mpi4py mpich)")
     exe = find_mpiexec()
     if exe is None:
-        return Check("MPI", "fail", "mpiexec not found next to Python nor on PATH", fix=fix)
+        return Check("MPI", "fail", "no mpiexec of the MPI that mpi4py uses was found "
+                     "next to Python nor on PATH", fix=fix)
     if not run_hello:
         return Check("MPI", "ok", f"{exe} (2-rank hello not run)")
+    from course_lib.measure.mpi_allreduce import flavour_of, launcher_version, worker_env
     cmd = [exe, "-n", "2", sys.executable, "-c", _MPI_HELLO]
+    # Open MPI as root, or more ranks than cores, needs its documented opt-ins
+    env = worker_env(2, None, flavour_of(launcher_version(exe)))
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         return Check("MPI", "fail", f"2-rank hello did not finish in {timeout_s:g} s",
                      fix="check that nothing blocks local MPI (another MPI's mpiexec "

@@ -37,7 +37,7 @@ puts MPICH's next to Python, Debian's Open MPI installs ``mpiexec.openmpi``.
 Under Open MPI as root -- containers, Colab, many hubs -- the lab sets Open
 MPI's documented opt-in ``OMPI_ALLOW_RUN_AS_ROOT=1`` and
 ``OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1``, and allows oversubscription when there
-are more ranks than cores (:func:`_worker_env`).  With no matching launcher
+are more ranks than cores (:func:`worker_env`).  With no matching launcher
 the lab is skipped with the reason and the fix.
 
 Taught in chapter 7 (Sharing the Load).
@@ -63,7 +63,7 @@ from ..units import check_choice, check_int, check_positive
 from .harness import (LabResult, Timing, check_sizes, fit_alpha_beta, machine_info,
                       progress_bar)
 
-__all__ = ["allreduce_lab", "allreduce_from_json", "find_mpiexec",
+__all__ = ["allreduce_lab", "allreduce_from_json", "find_mpiexec", "worker_env",
            "mpi_available", "mpi_setup", "mpi_library_version", "flavour_of",
            "launcher_version", "mpiexec_command", "ALLREDUCE_FULL_SIZES",
            "ALLREDUCE_QUICK_SIZES"]
@@ -362,7 +362,7 @@ def allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick: bool = False,
                                       warmup=1 if quick else 2,
                                       sample_s=0.01 if quick else 0.02,
                                       budget_s=budget_s)
-                env = _worker_env(n, hosts, flavour)
+                env = worker_env(n, hosts, flavour)
                 _run_with_progress(cmd, env, timeout_s, lambda: next(ticker, None))
                 with open(out) as f:
                     data = json.load(f)
@@ -379,7 +379,7 @@ def allreduce_lab(n_ranks=4, sizes_bytes=None, *, quick: bool = False,
     return result
 
 
-def _worker_env(n_ranks: int, hosts, flavour: str = "mpich") -> dict:
+def worker_env(n_ranks: int, hosts, flavour: str = "mpich") -> dict:
     """The environment of the MPI job: this package on ``PYTHONPATH``, and
     the settings one machine needs (your own settings always win).
 
@@ -509,6 +509,8 @@ def _add_run(result: LabResult, data: dict) -> None:
         bw = fit.bw_bytes_per_s
         result.fits[variant] = fit
         for r in rows:
+            # no model when the times did not grow with size (noise on a busy box)
+            r["model_time_s"] = r["model_busbw_bytes_per_s"] = None
             if np.isfinite(bw):
                 mt = ring_allreduce_time_s(r["n_bytes"], n, bw, alpha_step)
                 r["model_time_s"] = mt
