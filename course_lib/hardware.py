@@ -567,6 +567,12 @@ MEASURED: dict[str, Fact] = {
         "vortex-data/vortex PR #7815 (GH200: about equal)", True,
         note="pageable copies reach roughly 0.1-0.5 of pinned on x86 hosts, "
              "less for large copies; measure it in the chapter 4 lab"),
+    "h2d_pageable_h200_1MiB": Fact(
+        17.1 * GB, "bytes/s", "per direction", SRC_H200_LAB + " (median of 7)",
+        note="pageable host-to-device copy of 1 MiB on an H200, PCIe Gen5 x16"),
+    "h2d_pageable_h200_1GiB": Fact(
+        6.7 * GB, "bytes/s", "per direction", SRC_H200_LAB + " (median of 7)",
+        note="pageable host-to-device copy of 1 GiB on an H200, PCIe Gen5 x16"),
 }
 
 
@@ -604,12 +610,21 @@ def all_facts() -> list[tuple[str, float, str, str, str]]:
     return rows
 
 
-def catalog_table() -> str:
-    """The catalog as a Markdown table, units and direction in every row."""
+def catalog_table(names=None) -> str:
+    """The catalog as a Markdown table, units and direction in every row.
+
+    ``names`` picks rows by quantity name (in that order); default all.
+    """
     from .units import format_bandwidth, format_time
 
+    rows = all_facts()
+    if names is not None:
+        by_name = {row[0]: row for row in rows}
+        for n in names:
+            check_choice(n, "names", by_name)
+        rows = [by_name[n] for n in names]
     lines = ["| quantity | value | direction | source |", "|---|---|---|---|"]
-    for name, value, unit, direction, source in all_facts():
+    for name, value, unit, direction, source in rows:
         if unit == "bytes/s":
             shown = format_bandwidth(value)
         elif unit == "s":
