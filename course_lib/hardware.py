@@ -458,7 +458,7 @@ _H100_BWTEST = ("ZiyanIshani/vpbenchmarking:results/stream_nvbench/"
 _OSU_GDR = ("OSU micro-benchmarks osu_latency -d cuda D D between two servers, "
             "Open MPI + UCX with GPUDirect RDMA and gdrcopy on InfiniBand: "
             "4.06 us at 1 B ('Building a CUDA-aware Open MPI library on an "
-            "Infiniband cluster', ROMEO/juliet user documentation)")
+            "Infiniband cluster', user guide of the juliet cluster)")
 _SMALL_COPY_S = 2.7 * US
 _SMALL_COPY_SYNC_S = 7.3 * US
 LATENCIES: dict[str, Fact] = {
