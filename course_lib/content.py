@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .analytic import (batched_transfer_time_s, effective_bw_bytes_per_s, gradient_bytes,
+                       host_copy_bw_bytes_per_s,
                        iteration_time_s, ring_allreduce_time_s,
                        route_transfer_time_s)
 from .hardware import (FUTURE_LINKS, gpu, latency_s, nic,
@@ -130,19 +131,21 @@ def _ev_nvlink_everywhere():
 
 def _ev_dma_cpu_idle():
     n, size = 10_000, 4096
-    api = latency_s("cuda_api_call")
-    bw = pcie_bw_per_dir_bytes_per_s(5)
-    one_by_one = batched_transfer_time_s(n, size, bw, api, batched=False)
-    merged = batched_transfer_time_s(n, size, bw, api, batched=True)
+    api = latency_s("cuda_api_call")             # the host's share of one copy
+    alpha = latency_s("pcie_small_copy_sync")    # one copy, end to end
+    bw = host_copy_bw_bytes_per_s(5, "pinned", measured=True)
+    one_by_one = batched_transfer_time_s(n, size, bw, alpha, batched=False)
+    merged = batched_transfer_time_s(n, size, bw, alpha, batched=True)
     cpu_busy = n * api
     return {"n_copies": n, "cpu_issue_s": cpu_busy, "one_by_one_s": one_by_one,
             "merged_s": merged, "speedup": one_by_one / merged, "bar_unit": "s",
             "bars": [("10,000 copies one by one", one_by_one),
                      ("CPU time issuing them", cpu_busy), ("one merged copy", merged)],
             "summary": (f"{n:,} separate 4 kB copies: the CPU spends about "
-                        f"{format_time(cpu_busy)} just issuing them "
-                        f"({format_time(api)} per call, indicative), and the whole "
-                        f"job takes {format_time(one_by_one)}; merged into one copy "
+                        f"{format_time(cpu_busy)} issuing and completing them "
+                        f"({format_time(api)} of host work per copy, measured on an "
+                        f"H200), and the whole job, waiting for each copy, takes "
+                        f"{format_time(one_by_one)}; merged into one copy "
                         f"it takes {format_time(merged)} ({one_by_one / merged:.0f}x "
                         "faster). DMA frees the CPU from moving bytes, not from "
                         "setting up and completing the moves.")}

@@ -78,6 +78,10 @@ def test_myth_one_small_messages_rank_neighbour_before_other_server():
 def test_myth_dma_cpu_time_uses_the_derived_api_cost():
     ev = content.myth("dma_cpu_idle").evidence()
     assert ev["cpu_issue_s"] == pytest.approx(10_000 * lat("cuda_api_call"))
+    # the job itself: each copy waited for, at the measured end-to-end start-up
+    bw = cl.host_copy_bw_bytes_per_s(5, measured=True)
+    assert ev["one_by_one_s"] == pytest.approx(10_000 * (lat("pcie_small_copy_sync") + 4096 / bw))
+    assert ev["one_by_one_s"] > ev["cpu_issue_s"]
 
 
 def test_batching_explorer_defaults_to_the_measured_end_to_end_alpha():
