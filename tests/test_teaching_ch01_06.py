@@ -192,3 +192,10 @@ def test_pageable_ratio_brackets_the_h200_measurements():
     r_large = cl.MEASURED["h2d_pageable_h200_1GiB"].value / pinned
     assert r_large < r_small
     assert r_large <= cl.MEASURED["pageable_over_pinned_x86"].value <= 0.5
+
+
+def test_latency_and_measured_facts_name_public_or_course_sources():
+    for table in (cl.LATENCIES, cl.MEASURED):
+        for name, fact in table.items():
+            assert "../shared" not in fact.source and "FACTS.md" not in fact.source, name
+            assert fact.note, name          # each says what it measures
