@@ -19,6 +19,13 @@ Sources are named by repository and path, or by document title:
 * NVIDIA documents (DGX-1 with V100 whitepaper, DGX B200 User Guide, CUDA
   compute-capability table), MLCommons system descriptions, and the
   PCI-SIG base specifications.
+* The course's own measurement on an NVIDIA H200 with a PCIe Gen5 x16 host
+  link (the gpu-copies lab): small-copy start-up costs and pageable copies.
+
+Start-up costs (``LATENCIES``) are one per route and of one kind -- the
+one-way time of one small message repeated back to back -- so that routes
+compare fairly; ``pcie_small_copy_sync`` is the different, end-to-end cost
+of a lone synchronous copy by the host clock.
 
 Every number is traced, with the line or quote checked, in
 ``docs/sources.md``; the ``source`` strings here stay short.
