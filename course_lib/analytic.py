@@ -670,7 +670,7 @@ def pageable_bw_bytes_per_s(pinned_bw_bytes_per_s: float,
 
 
 def host_copy_bw_bytes_per_s(pcie_gen: int, memory: str = "pinned",
-                             lanes: int = 16) -> float:
+                             lanes: int = 16, measured: bool = False) -> float:
     """Bandwidth of a host <-> GPU copy over PCIe, per direction, bytes/s.
 
     Parameters
@@ -681,20 +681,31 @@ def host_copy_bw_bytes_per_s(pcie_gen: int, memory: str = "pinned",
         Kind of host memory; pageable uses :func:`pageable_bw_bytes_per_s`.
     lanes : int
         Link width (16 for a GPU).
+    measured : bool
+        The spec rate (False) or what a measured copy reaches (True).
 
     Notes
     -----
-    Pinned: the link rate ``lanes x rate x efficiency / 8`` (an upper bound;
-    measured copies reach 80-90 % of it).  Pageable: that times the catalog's
-    pageable/pinned ratio.  Chapter 4.
+    Pinned: the link rate ``lanes x rate x encoding / 8`` -- an upper bound
+    -- or, with ``measured=True``, that times the DMA efficiency a measured
+    pinned copy reaches (``CALIBRATION["pcie_dma_efficiency"]``, 0.87: 55 of
+    63 GB/s on H100 and H200 Gen5 hosts).  Pageable: the catalog's
+    pageable/pinned ratio times the pinned figure of the same kind.
+    Chapter 4.
 
     >>> round(host_copy_bw_bytes_per_s(5) / 1e9, 1)
     63.0
+    >>> round(host_copy_bw_bytes_per_s(5, measured=True) / 1e9, 1)
+    54.8
     """
-    from .hardware import pcie_bw_per_dir_bytes_per_s
+    from .hardware import calibration, pcie_bw_per_dir_bytes_per_s
 
     mem = check_choice(memory, "memory", HOST_MEMORY)
+    if not isinstance(measured, bool):
+        raise TypeError(f"measured must be True or False, got {measured!r}")
     bw = pcie_bw_per_dir_bytes_per_s(pcie_gen, lanes)
+    if measured:
+        bw *= calibration("pcie_dma_efficiency")
     return bw if mem == "pinned" else pageable_bw_bytes_per_s(bw)
 
 
@@ -728,9 +739,13 @@ def route_parameters(route: str, gpu: str = "H100", nic: str = "NDR",
 
     Notes
     -----
-    Latencies are the catalog's indicative figures: ``pcie_small_copy``,
-    ``pcie_staged_p2p``, ``nvlink_p2p``, and for RDMA ``rdma_small_one_way``
-    plus the fibre round trip ``2 d / (0.7 c)``.  The RDMA route's bandwidth
+    Latencies are the catalog's indicative figures, all of one kind (one
+    small message, one way, repeated back to back -- see
+    ``hardware.LATENCIES``): ``pcie_small_copy``, ``pcie_staged_p2p``,
+    ``nvlink_p2p``, and for RDMA ``gpudirect_rdma_one_way`` (GPU memory to
+    GPU memory in another server) plus the fibre round trip
+    ``2 d / (0.7 c)``.  So a neighbour over NVLink starts sooner than a GPU
+    in another server, as it must.  The RDMA route's bandwidth
     is the smaller of the NIC port and the GPU's PCIe link (the NIC reads
     GPU memory over PCIe).  Chapter 1 (the map), 3, 4 and 5.
 
@@ -767,7 +782,7 @@ def route_parameters(route: str, gpu: str = "H100", nic: str = "NDR",
     port = _nic(nic)
     d = check_nonnegative(distance_m, "distance_m")
     return {"route": r,
-            "latency_s": _lat("rdma_small_one_way") + fibre_rtt_s(d),
+            "latency_s": _lat("gpudirect_rdma_one_way") + fibre_rtt_s(d),
             "bw_bytes_per_s": min(port.bw_per_dir_bytes_per_s, pcie), "legs": 1,
             "label": f"GPU -> remote GPU (RDMA, {port.family} {port.name}, {d:g} m)"}
 

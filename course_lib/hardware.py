@@ -19,6 +19,13 @@ Sources are named by repository and path, or by document title:
 * NVIDIA documents (DGX-1 with V100 whitepaper, DGX B200 User Guide, CUDA
   compute-capability table), MLCommons system descriptions, and the
   PCI-SIG base specifications.
+* The course's own measurement on an NVIDIA H200 with a PCIe Gen5 x16 host
+  link (the gpu-copies lab): small-copy start-up costs and pageable copies.
+
+Start-up costs (``LATENCIES``) are one per route and of one kind -- the
+one-way time of one small message repeated back to back -- so that routes
+compare fairly; ``pcie_small_copy_sync`` is the different, end-to-end cost
+of a lone synchronous copy by the host clock.
 
 Every number is traced, with the line or quote checked, in
 ``docs/sources.md``; the ``source`` strings here stay short.
@@ -442,27 +449,60 @@ NCCL_LINK_BW: dict[int, Fact] = {
 }
 
 # --- latencies (indicative) -------------------------------------------------
-_LAT_SRC = "../shared/FACTS.md latency table; "
+# One start-up cost (alpha) per route, each from the same kind of measurement:
+# the one-way time of one small message between the two memories, with the
+# message repeated back to back (a queue of copies timed by CUDA events, or
+# half a ping-pong).  It leaves out the one-off cost a program pays for a lone
+# *synchronous* copy (API call, driver submission, waiting for completion),
+# which the host clock sees: that is ``pcie_small_copy_sync``, and
+# ``cuda_api_call`` is the difference of the two.
+SRC_H200_LAB = ("course measurement on an NVIDIA H200, PCIe Gen5 x16 "
+                "(gpu-copies lab, data/h200_gpu_copies.json)")
 _P2P_LAT_SRC = ("NVIDIA/cuda-samples issue #230 (p2pBandwidthLatencyTest "
                 "latency matrices)")
 _H100_BWTEST = ("ZiyanIshani/vpbenchmarking:results/stream_nvbench/"
                 "bandwidth_h2d_d2h_20260225_183119.txt")
+_OSU_GDR = ("OSU micro-benchmarks osu_latency -d cuda D D between two servers, "
+            "Open MPI + UCX with GPUDirect RDMA and gdrcopy on InfiniBand: "
+            "4.06 us at 1 B ('Building a CUDA-aware Open MPI library on an "
+            "Infiniband cluster', user guide of the juliet cluster)")
+_SMALL_COPY_S = 2.7 * US
+_SMALL_COPY_SYNC_S = 7.3 * US
 LATENCIES: dict[str, Fact] = {
     "nvlink_p2p": Fact(2 * US, "s", "n/a", _P2P_LAT_SRC, True,
-                       "GPU-to-GPU peer copy over NVLink, small message"),
+                       "GPU to a neighbour GPU over NVLink, one small message, "
+                       "one way (copies repeated, timed by CUDA events)"),
     "pcie_staged_p2p": Fact(15 * US, "s", "n/a", _P2P_LAT_SRC, True,
-                            "GPU-to-GPU staged through host memory over PCIe "
-                            "(11-20 us reported)"),
-    "pcie_small_copy": Fact(2.5 * US, "s", "n/a",
-                            _H100_BWTEST + " (1000 B at 0.4 GB/s)", True,
-                            "small pinned host-to-device copy, end to end"),
-    "cuda_api_call": Fact(6 * US, "s", "n/a", _LAT_SRC + "not re-checked",
-                          True, "per-call API overhead (5-7 us reported); "
-                          "measure it in the chapter 4 lab"),
+                            "GPU to GPU staged through host memory over PCIe, "
+                            "one small message, one way (11-20 us reported; "
+                            "same test with peer access off)"),
+    "pcie_small_copy": Fact(_SMALL_COPY_S, "s", "n/a",
+                            SRC_H200_LAB + " (1 KiB pinned H2D: 2.7 us per copy); "
+                            + _H100_BWTEST + " (H100: 1000 B at 0.4 GB/s, 2.5 us)",
+                            True,
+                            "small pinned host-to-GPU copy, one way (copies "
+                            "queued back to back, timed by CUDA events): what "
+                            "the DMA engine and the link add per copy"),
+    "pcie_small_copy_sync": Fact(_SMALL_COPY_SYNC_S, "s", "n/a",
+                                 SRC_H200_LAB + " (8 B pinned H2D, one cudaMemcpy "
+                                 "at a time, host clock: 7.3 us median)", True,
+                                 "one small synchronous pinned host-to-GPU copy, "
+                                 "end to end by the host clock: API call, driver "
+                                 "submission, DMA and waiting for completion"),
+    "cuda_api_call": Fact(_SMALL_COPY_SYNC_S - _SMALL_COPY_S, "s", "n/a",
+                          "derived: pcie_small_copy_sync - pcie_small_copy ("
+                          + SRC_H200_LAB + ")", True,
+                          "what the host adds to a lone synchronous copy (API "
+                          "call, submission, completion wait), CPU time per call"),
     "dma_setup_seed": Fact(7.5 * US, "s", "n/a",
                            "seed article 000 (5-10 us), relabelled as end-to-end "
                            "small-copy latency", True,
-                           "what the seeds call 'DMA setup'"),
+                           "what the seeds call 'DMA setup' (5-10 us); the "
+                           "measured end-to-end small copy is pcie_small_copy_sync"),
+    "gpudirect_rdma_one_way": Fact(4 * US, "s", "n/a", _OSU_GDR, True,
+                                   "GPU to a GPU in another server by GPUDirect "
+                                   "RDMA, one small message, one way (half a "
+                                   "ping-pong through one switch)"),
     "ib_port": Fact(0.6 * US, "s", "n/a",
                     SRC_MLENG + " (IB latency table: EDR 0.5, HDR 0.6 us)", True,
                     "InfiniBand switch/port latency"),
@@ -470,10 +510,13 @@ LATENCIES: dict[str, Fact] = {
                                "ib_send_lat one-way results (D. Potter, MSc "
                                "thesis, tables/mtu_performance.tex); see "
                                "docs/sources.md", True,
-                               "small RDMA message, one way (1-2 us)"),
+                               "small RDMA message host memory to host memory, "
+                               "one way (1-2 us); no GPU involved"),
     "roce_small_one_way": Fact(5.5 * US, "s", "n/a",
-                               _LAT_SRC + "not re-checked", True,
-                               "small RoCE message, one way (5-6 us, one report)"),
+                               "one published RoCE ib_send_lat report (5-6 us); "
+                               "not re-checked", True,
+                               "small RoCE message host memory to host memory, "
+                               "one way (5-6 us, one report)"),
     "tcp_kernel_path": Fact(50 * US, "s", "n/a",
                             "seed article 000 (unsourced); measure it in the "
                             "chapter 5 lab", True,
@@ -519,14 +562,24 @@ MEASURED: dict[str, Fact] = {
              "in-switch reduction, so busbw no longer equals wire bandwidth"),
     "h2d_pinned_pcie5": Fact(
         55 * GB, "bytes/s", "per direction",
-        _H100_BWTEST + " (CUDA bandwidthTest, peak 54.8 GB/s)", True,
-        note="pinned host-to-device copy on an H100 PCIe Gen5 host link"),
+        _H100_BWTEST + " (H100, CUDA bandwidthTest, peak 54.8 GB/s); "
+        + SRC_H200_LAB + " (55.4 GB/s at 1 GiB)", True,
+        note="pinned host-to-device copy on a PCIe Gen5 x16 host link "
+             "(H100 and H200 agree)"),
     "pageable_over_pinned_x86": Fact(
         0.3, "ratio", "n/a",
-        _LAT_SRC + "rapidsai/dask-cuda PR #98 (5-6 vs 11-12 GB/s); "
+        "rapidsai/dask-cuda PR #98 (5-6 vs 11-12 GB/s); "
+        + SRC_H200_LAB + " (H2D 17.1 GB/s at 1 MiB = 0.35 of pinned, "
+        "6.7 GB/s at 1 GiB = 0.12); "
         "vortex-data/vortex PR #7815 (GH200: about equal)", True,
-        note="pageable copies reach roughly 0.2-0.5 of pinned on x86 hosts; "
-             "measure it in the chapter 4 lab"),
+        note="pageable copies reach roughly 0.1-0.5 of pinned on x86 hosts, "
+             "less for large copies; measure it in the chapter 4 lab"),
+    "h2d_pageable_h200_1MiB": Fact(
+        17.1 * GB, "bytes/s", "per direction", SRC_H200_LAB + " (median of 7)",
+        note="pageable host-to-device copy of 1 MiB on an H200, PCIe Gen5 x16"),
+    "h2d_pageable_h200_1GiB": Fact(
+        6.7 * GB, "bytes/s", "per direction", SRC_H200_LAB + " (median of 7)",
+        note="pageable host-to-device copy of 1 GiB on an H200, PCIe Gen5 x16"),
 }
 
 
@@ -564,12 +617,21 @@ def all_facts() -> list[tuple[str, float, str, str, str]]:
     return rows
 
 
-def catalog_table() -> str:
-    """The catalog as a Markdown table, units and direction in every row."""
+def catalog_table(names=None) -> str:
+    """The catalog as a Markdown table, units and direction in every row.
+
+    ``names`` picks rows by quantity name (in that order); default all.
+    """
     from .units import format_bandwidth, format_time
 
+    rows = all_facts()
+    if names is not None:
+        by_name = {row[0]: row for row in rows}
+        for n in names:
+            check_choice(n, "names", by_name)
+        rows = [by_name[n] for n in names]
     lines = ["| quantity | value | direction | source |", "|---|---|---|---|"]
-    for name, value, unit, direction, source in all_facts():
+    for name, value, unit, direction, source in rows:
         if unit == "bytes/s":
             shown = format_bandwidth(value)
         elif unit == "s":

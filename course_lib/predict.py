@@ -607,7 +607,7 @@ def predict_copy(n_bytes: float, gpu: str = "H100", direction: str = "h2d",
     Notes
     -----
     ``t = alpha + S / (eta B_pcie)`` with ``alpha`` the small-copy latency
-    (``LATENCIES["pcie_small_copy"]``, 2.5 us), ``B_pcie`` the x16
+    (``LATENCIES["pcie_small_copy"]``, 2.7 us), ``B_pcie`` the x16
     per-direction rate and ``eta = CALIBRATION["pcie_dma_efficiency"]``
     (0.87, fitted on H100 Gen5 H2D).  Pageable memory goes through a
     staging buffer: ``MEASURED["pageable_over_pinned_x86"]`` (0.3) of the

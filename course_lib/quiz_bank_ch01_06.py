@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 from .analytic import (batched_transfer_time_s, effective_utilisation, fibre_rtt_s,
-                       route_crossover_bytes, route_parameters)
+                       host_copy_bw_bytes_per_s, route_crossover_bytes, route_parameters)
 from .hardware import (LATENCIES, NVLINK_GENERATIONS, gpu, nic,
                        pcie_bw_per_dir_bytes_per_s, system)
 from .quiz import Question
@@ -101,12 +101,20 @@ def _ch2():
             source="seed 003, interview question 3 (corrected: say the direction)"),
         Question(
             "Compared with PCIe, which are true of NVLink? (choose all that apply)",
-            ["More bandwidth per GPU", "A direct GPU-to-GPU path that does not pass "
-             "through host memory", "GPUs can read and write each other's memory "
-             "(peer access)", "It replaces PCIe entirely"], {0, 1, 2},
-            "NVLink adds a fast GPU-to-GPU path with peer memory access; PCIe still "
-            "connects the GPU to the CPU, NICs and storage.",
-            {3: "The server still needs PCIe for the host, NICs and disks (NVLink-C2C "
+            ["Several times the bandwidth per GPU, per direction",
+             "A GPU-to-GPU route that crosses no PCIe switch or CPU root complex",
+             "Peer loads, stores and atomics at NVLink bandwidth",
+             "Only NVLink lets one GPU reach another's memory without going through "
+             "host memory", "It replaces PCIe entirely"], {0, 1, 2},
+            f"An H100 has {format_bandwidth(total)} of NVLink per direction, about "
+            f"{total / pcie_bw_per_dir_bytes_per_s(h100.pcie_gen):.0f}x its PCIe Gen5 "
+            "x16 link, on its own route (through NVSwitch, not the PCIe tree), and "
+            "kernels can load, store and do atomics on peer memory at that rate. "
+            "PCIe still connects the GPU to the CPU, NICs and storage.",
+            {3: "PCIe peer-to-peer also skips host memory where the topology allows "
+                "(both GPUs under one PCIe switch, or a root complex that forwards "
+                "peer traffic); what differs is bandwidth, route and scale.",
+             4: "The server still needs PCIe for the host, NICs and disks (NVLink-C2C "
                 "replaces it only between a Grace CPU and its GPU)."},
             source="seed 003, interview question 4"),
         Question(
@@ -167,10 +175,10 @@ def _ch3():
 
 
 def _ch4():
-    alpha = LATENCIES["dma_setup_seed"].value
-    sep = batched_transfer_time_s(1000, 4096, pcie_bw_per_dir_bytes_per_s(5), alpha,
-                                  batched=False)
-    bat = batched_transfer_time_s(1000, 4096, pcie_bw_per_dir_bytes_per_s(5), alpha)
+    alpha = LATENCIES["pcie_small_copy_sync"].value
+    bw = host_copy_bw_bytes_per_s(5, "pinned", measured=True)
+    sep = batched_transfer_time_s(1000, 4096, bw, alpha, batched=False)
+    bat = batched_transfer_time_s(1000, 4096, bw, alpha)
     return [
         Question(
             "What does pinned (page-locked, 锁页内存) host memory do for a DMA copy?",
@@ -185,9 +193,9 @@ def _ch4():
              3: "Pinning is about host memory, not GPU memory."},
             source="seed 000, interview question 2"),
         Question(
-            f"1000 copies of 4 KiB over PCIe Gen5, each with the seeds' "
-            f"{format_time(alpha)} start-up. Roughly how long one by one, and batched "
-            "into one copy?",
+            f"1000 copies of 4 KiB over PCIe Gen5, each waited for, at the measured "
+            f"{format_time(alpha)} end-to-end start-up of one small copy. Roughly how "
+            "long one by one, and batched into one copy?",
             [f"{format_time(sep)} vs {format_time(bat)}",
              "the same time either way",
              f"{format_time(bat)} vs {format_time(sep)}",

@@ -16,8 +16,9 @@ every edge has
 **Hops.** ``hops`` counts the links a message crosses on the shortest route.
 Through a switch that is two (in and out): in an NVSwitch box every pair of
 GPUs is 2 links apart, through one switch.  The seed articles' "one hop
-through NVSwitch" counts *switch crossings*; ``hops(..., count="gpu-hops")``
-gives that view, in which a switch is transparent.
+through NVSwitch" counts *devices crossed*; ``hops(..., count="gpu-hops")``
+gives that view: one for the NVSwitch inside a server, three (NIC, network
+switch, NIC) between servers.
 
 Taught in chapter 6 (the road map).
 
@@ -34,6 +35,7 @@ Examples
 from __future__ import annotations
 
 import itertools
+import math
 
 import networkx as nx
 
@@ -298,15 +300,13 @@ def gpus(topo: nx.Graph) -> list:
 
 
 def _gpu_hop_weight(topo):
-    # a switch or NIC is transparent: half a hop in, half a hop out of each
-    # non-GPU node; a direct GPU-GPU link is one hop.
+    # A direct GPU-GPU link is one hop; every device in between (an NVSwitch,
+    # a NIC, a network switch) is one hop: half a hop in, half a hop out.
     def weight(a, b, _d):
         ka, kb = topo.nodes[a].get("kind"), topo.nodes[b].get("kind")
         if ka == "gpu" and kb == "gpu":
             return 1.0
-        if ka == "gpu" or kb == "gpu":
-            return 0.5
-        return 0.0
+        return 0.5 * ((ka != "gpu") + (kb != "gpu"))
     return weight
 
 
@@ -321,8 +321,10 @@ def hops(topo: nx.Graph, a, b, count: str = "links") -> int:
         GPU ranks.
     count : {"links", "gpu-hops"}
         ``"links"`` counts every link crossed (a switch costs two);
-        ``"gpu-hops"`` treats switches and NICs as transparent, the way the
-        seed articles count ("one hop through NVSwitch").
+        ``"gpu-hops"`` counts the *devices* crossed between the two GPUs
+        (an NVSwitch, a NIC, a network switch: one each; a direct GPU-GPU
+        link: one), the way the seed articles count "one hop through
+        NVSwitch".  Between servers that is NIC, network switch, NIC: 3.
 
     >>> hops(ring_topology(8), 0, 6)
     2
@@ -428,10 +430,7 @@ def bisection_bw_bytes_per_s(topo: nx.Graph, exact_limit: int = 16) -> float:
         return float(sum(spokes[: n // 2]))
     if n > exact_limit:
         if "nodes" in topo.graph and topo.graph["nodes"] > 1:
-            port = _nic(topo.graph["nic"])
-            inter = (topo.graph["nodes"] // 2) * topo.graph["nics_per_node"] * \
-                port.bw_per_dir_bytes_per_s
-            return float(inter)
+            return _two_level_bisection(topo)
         raise ValueError(f"bisection of {n} GPUs is only computed exactly up to "
                          f"exact_limit={exact_limit}; pass a larger exact_limit "
                          f"(at most 24) or use a two-level topology")
@@ -455,6 +454,65 @@ def bisection_bw_bytes_per_s(topo: nx.Graph, exact_limit: int = 16) -> float:
             cut, _ = nx.minimum_cut(flow.to_directed(), "_S", "_T")
         best = min(best, cut)
     return float(best)
+
+
+def _min_cut(edges, left, right) -> float:
+    """Least capacity separating ``left`` from ``right`` in an undirected graph
+    given as ``(u, v, capacity)`` triples."""
+    flow = nx.Graph()
+    for u, v, c in edges:
+        flow.add_edge(u, v, capacity=c)
+    for r in left:
+        flow.add_edge("_S", r, capacity=float("inf"))
+    for r in right:
+        flow.add_edge(r, "_T", capacity=float("inf"))
+    cut, _ = nx.minimum_cut(flow.to_directed(), "_S", "_T")
+    return float(cut)
+
+
+def _two_level_bisection(topo: nx.Graph) -> float:
+    """Bisection of a two-level cluster without trying every split.
+
+    The best balanced split puts whole nodes on each side and, when half the
+    GPUs is not a whole number of nodes (an odd node count), splits one node:
+    ``a = (n//2) // G`` whole nodes and ``h = (n//2) % G`` GPUs of one more
+    node on the left.  A whole node reaches the rest only through the network
+    switch, at most ``c_node`` (its least cut towards the switch: NIC ports or
+    PCIe links), so it is replaced by one edge of that capacity; the split
+    node keeps its NVSwitch, NICs and links.  One small minimum cut then gives
+    the value.  With one NIC per GPU (the default, as on a DGX H100) this is
+    exact -- the tests check it against trying every split; when GPUs share
+    NICs unevenly a split spread over several nodes can be cheaper, and the
+    value is an upper bound (small clusters are tried exhaustively instead).
+    """
+    nodes, per_node = topo.graph["nodes"], topo.graph["gpus_per_node"]
+    a, h = divmod(nodes * per_node // 2, per_node)
+
+    def node_edges(k):
+        members = {v for v, d in topo.nodes(data=True) if d.get("node") == k}
+        return members, [(u, v, d["bw_bytes_per_s"]) for u, v, d in topo.edges(data=True)
+                         if u in members or v in members]
+
+    members0, edges0 = node_edges(0)
+    ranks0 = [v for v in members0 if topo.nodes[v].get("kind") == "gpu"]
+    c_node = _min_cut(edges0, ranks0, ["ib-switch"])
+    whole_right = nodes - a - (1 if h else 0)
+    edges = [("_L", "ib-switch", a * c_node), ("ib-switch", "_R", whole_right * c_node)]
+    left, right = ["_L"], ["_R"]
+    if not h:
+        return _min_cut(edges, left, right)
+    members, split_edges = node_edges(a)
+    local = sorted(v for v in members if topo.nodes[v].get("kind") == "gpu")
+    # which h GPUs of the split node go left matters only through the NIC
+    # they share: try them in rank order and grouped by NIC (and every
+    # choice when there are few)
+    k = topo.graph["nics_per_node"]
+    orders = [local, sorted(local, key=lambda r: (r % per_node % k, r))]
+    choices = [o[:h] for o in orders]
+    if math.comb(per_node, h) <= 256:
+        choices += [list(c) for c in itertools.combinations(local, h)]
+    return min(_min_cut(edges + split_edges, left + c, right + [r for r in local if r not in c])
+               for c in choices)
 
 
 TOPOLOGY_BUILDERS = {

@@ -86,7 +86,8 @@ def test_transport_map_rdma_adds_fibre_round_trip():
     d = ex("ch01_transport_map").update(route="rdma", n_bytes=1e9, nic="NDR",
                                         distance_m=1000.0, gpu="H100")
     rtt = 2 * 1000 / (0.7 * C)
-    expected = rtt + cl.LATENCIES["rdma_small_one_way"].value + 1e9 / (400e9 / 8)
+    # GPU memory to GPU memory in another server: the GPUDirect RDMA start-up
+    expected = rtt + cl.LATENCIES["gpudirect_rdma_one_way"].value + 1e9 / (400e9 / 8)
     assert close(d["time_s"], expected)
 
 
@@ -171,7 +172,8 @@ def test_crossover_point_times():
 def test_batching_matches_separate_and_merged_formulas():
     d = ex("ch04_batching").update(n_messages=1000, bytes_per_message=4096, memory="pinned",
                                    pcie_gen=5, latency="dma_setup_seed")
-    a, b = cl.LATENCIES["dma_setup_seed"].value, pcie_per_dir(5)
+    a = cl.LATENCIES["dma_setup_seed"].value
+    b = pcie_per_dir(5) * cl.CALIBRATION["pcie_dma_efficiency"].value   # measured DMA rate
     assert close(d["t_separate_s"], 1000 * (a + 4096 / b))
     assert close(d["t_batched_s"], a + 1000 * 4096 / b)
     assert close(d["t_separate_s"] - d["t_batched_s"], 999 * a)
@@ -181,7 +183,8 @@ def test_batching_matches_separate_and_merged_formulas():
 def test_batching_pageable_uses_catalog_ratio():
     d = ex("ch04_batching").update(memory="pageable", pcie_gen=4)
     assert close(d["bw_bytes_per_s"],
-                 pcie_per_dir(4) * cl.MEASURED["pageable_over_pinned_x86"].value)
+                 pcie_per_dir(4) * cl.CALIBRATION["pcie_dma_efficiency"].value
+                 * cl.MEASURED["pageable_over_pinned_x86"].value)
 
 
 def test_batching_single_message_gains_nothing():

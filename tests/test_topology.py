@@ -71,7 +71,9 @@ def test_two_level_hops_and_bisection():
     assert len(cl.gpus(t)) == 32
     assert cl.hops(t, 0, 7) == 2      # same node: GPU -> NVSwitch -> GPU
     assert cl.hops(t, 0, 8) == 4      # GPU -> NIC -> switch -> NIC -> GPU
-    assert cl.hops(t, 0, 8, count="gpu-hops") == 1
+    # devices crossed: the NVSwitch inside a node; NIC, network switch, NIC between
+    assert cl.hops(t, 0, 7, count="gpu-hops") == 1
+    assert cl.hops(t, 0, 8, count="gpu-hops") == 3
     n, g = 4, 8
     intra_pairs = n * g * (g - 1)
     inter_pairs = n * g * (n * g - g)

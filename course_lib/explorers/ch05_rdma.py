@@ -20,8 +20,10 @@ from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
 from ._common import bytes_formatter, fast_layout, no_minor_ticks, time_formatter
 
+#: End points, host memory to host memory unless said otherwise (catalog).
 ENDPOINTS = [
-    ("RDMA over InfiniBand (kernel bypass)", "rdma_small_one_way"),
+    ("RDMA over InfiniBand, host memory (kernel bypass)", "rdma_small_one_way"),
+    ("RDMA over InfiniBand, GPU memory (GPUDirect RDMA)", "gpudirect_rdma_one_way"),
     ("RDMA over Ethernet, RoCE (one report)", "roce_small_one_way"),
     ("TCP through the kernel", "tcp_kernel_path"),
 ]
@@ -60,9 +62,10 @@ def compute(distance_m, nic, n_bytes, endpoint):
             "endpoint_s": lat, "serialisation_s": serial, "time_s": total}
 
 
-_LINE_COLOURS = {"rdma_small_one_way": "#377eb8", "roce_small_one_way": "#4daf4a",
-                 "tcp_kernel_path": "#e41a1c"}
-_LINE_NAMES = {"rdma_small_one_way": "RDMA, InfiniBand", "roce_small_one_way": "RDMA, RoCE",
+_LINE_COLOURS = {"rdma_small_one_way": "#377eb8", "gpudirect_rdma_one_way": "#984ea3",
+                 "roce_small_one_way": "#4daf4a", "tcp_kernel_path": "#e41a1c"}
+_LINE_NAMES = {"rdma_small_one_way": "RDMA, InfiniBand", "gpudirect_rdma_one_way":
+               "GPUDirect RDMA, GPU to GPU", "roce_small_one_way": "RDMA, RoCE",
                "tcp_kernel_path": "TCP, kernel path"}
 
 
