@@ -264,6 +264,11 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
     # piece j of step s at position i waits for piece j of step s-1 sent by i-1
     dep = np.full(ids.shape, -1, dtype=np.int64)
     dep[1:] = np.roll(ids, 1, axis=3)[:-1]
+    if overheads is not None and chunks > 1:
+        # calibrated (NCCL-like): a step starts when the previous step's last
+        # piece has arrived, so the per-step costs (hop latency, exposed slice)
+        # are paid once per step, as predict_collective charges them
+        dep[1:, 0] = np.roll(ids, 1, axis=3)[:-1, -1]
     dep = dep.reshape(-1, 1)
     if start_deps is not None:
         sd = np.full(ids.shape, -1, dtype=np.int64)
@@ -274,7 +279,7 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
         if overheads.slice_bytes:
             pair, _, _, bw = net.pair_table(src.ravel(), dst.ravel())
             extra += np.tile(min(overheads.slice_bytes, piece * R * chunks)
-                             / (bw[pair] * R), reps)
+                             / (bw[pair] * R), reps) * (J == 0)
         if start_deps is None:
             extra[S == 0] += overheads.launch_s
     batch = b._batch + 1 + S * chunks + J
@@ -309,12 +314,19 @@ def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None):
         pair, _, _, bw = net.pair_table(src, dst)
         extra += min(overheads.slice_bytes, piece * R * chunks) / (bw[pair] * R)
     first = extra + overheads.launch_s if overheads is not None else extra
+    calibrated = overheads is not None
+    none = np.zeros(R * n)
     for s in range(steps):
-        for _ in range(chunks):
+        for j in range(chunks):
             if s == 0:
-                yield Step(src, dst, piece, queue, first)
+                yield Step(src, dst, piece, queue, first if j == 0 or not calibrated
+                           else none + overheads.launch_s)
+            elif calibrated and j == 0:
+                # the step waits for the previous step's last piece (see ring)
+                yield Step(src, dst, piece, queue, extra, dep, back=1)
             else:
-                yield Step(src, dst, piece, queue, extra, dep, back=chunks)
+                yield Step(src, dst, piece, queue, none if calibrated else extra, dep,
+                           back=chunks)
 
 
 def chain(b, net, order, n_bytes, chunks=1, overheads=None, queue_base=0, job=0):
