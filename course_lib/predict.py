@@ -80,6 +80,7 @@ from .units import (check_choice, check_int, check_positive, format_bytes,
 __all__ = ["FABRICS", "PREDICT_ALGORITHMS", "PROTOCOLS", "Cluster", "cluster",
            "cluster_from_topo", "parse_nvidia_smi_topo", "parse_nccl_topo_xml",
            "TOPO_WORDS", "EXAMPLE_TOPO", "validation_rows", "validation_errors",
+           "cluster_from_spec", "validation_data_dir",
            "Prediction", "predict_collective", "predict_copy", "CopyPrediction",
            "main", "calibration_curves", "calibration_data_path",
            "CALIBRATION_SYSTEMS"]
@@ -1093,6 +1094,111 @@ def calibration_curves(path=None) -> dict:
     except (KeyError, TypeError) as exc:
         raise ValueError(f"path: {str(path)!r} is not a calibration CSV with columns "
                          f"system, collective, bytes, algbw_GBps, busbw_GBps ({exc})") from exc
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the validation data: public nccl-tests runs on machines the model never saw
+# ---------------------------------------------------------------------------
+_SPEC_INTS = ("gpus_per_node", "nodes", "nics_per_node", "sockets")
+_COLLECTIVE_OF = {"AllReduce": "allreduce", "AllGather": "allgather",
+                  "ReduceScatter": "reducescatter", "Broadcast": "broadcast",
+                  "Reduce": "reduce", "AllToAll": "alltoall"}
+
+
+def validation_data_dir():
+    """The repository folder ``data/validation`` (CSV and topology dumps)."""
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / "data" / "validation"
+
+
+def cluster_from_spec(spec: str, topo_dir=None) -> Cluster:
+    """A :class:`Cluster` from the ``cluster`` column of the validation CSV:
+    ``key=value`` pairs joined by ``;`` -- the arguments of :func:`cluster`,
+    or ``topo=<file in data/validation/topo>`` (with ``gpu``, optional
+    ``gpus=0,1,2``, ``nodes``, ``nic``, ``cpu``) for :func:`cluster_from_topo`.
+
+    >>> cluster_from_spec("gpu=A100;gpus_per_node=8;nodes=2;nic=HDR;nics_per_node=4").n_ranks
+    16
+    """
+    if not isinstance(spec, str) or "=" not in spec:
+        raise ValueError(f"spec must be 'key=value;...' (e.g. 'gpu=H100;nodes=2;"
+                         f"nic=NDR'); got {spec!r}")
+    kw = {}
+    for part in spec.split(";"):
+        if not part.strip():
+            continue
+        key, _, value = part.partition("=")
+        kw[key.strip()] = value.strip()
+    for key in _SPEC_INTS:
+        if key in kw:
+            kw[key] = int(kw[key])
+    if "topo" in kw:
+        folder = (validation_data_dir() / "topo") if topo_dir is None else topo_dir
+        text = (folder / kw.pop("topo")).read_text()
+        gpus = kw.pop("gpus", None)
+        if gpus is not None:
+            gpus = [int(x) for x in gpus.split(",")]
+        unknown = set(kw) - {"gpu", "nodes", "nic", "cpu"}
+        if unknown:
+            raise ValueError(f"spec: with topo= only gpu, gpus, nodes, nic, cpu are "
+                             f"allowed; got {sorted(unknown)}")
+        return cluster_from_topo(text, kw.pop("gpu"), gpus=gpus, **kw)
+    return cluster(**kw)
+
+
+def validation_rows(path=None, split: str | None = None) -> list[dict]:
+    """The rows of ``data/validation/nccl_tests_public.csv`` with the model's
+    prediction next to each measurement.
+
+    Each row is the CSV's dict plus ``n_bytes``, ``measured_busbw``,
+    ``predicted_busbw`` (bytes/s), ``rel_error`` (predicted / measured - 1),
+    ``algorithm`` and ``protocol``.  ``split``: ``"heldout"`` (never used to
+    set a number) or ``"fit"`` (used to set one, named in its note); None for
+    both.
+    """
+    import csv
+
+    path = validation_data_dir() / "nccl_tests_public.csv" if path is None else path
+    if split is not None:
+        split = check_choice(split, "split", ("heldout", "fit"))
+    out = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if split is not None and row["split"] != split:
+                continue
+            cl = cluster_from_spec(row["cluster"])
+            coll = _COLLECTIVE_OF[row["collective"]]
+            size = float(row["bytes"])
+            p = predict_collective(coll, size, cl)
+            meas = float(row["busbw_GBps"]) * 1e9
+            out.append({**row, "n_bytes": size, "measured_busbw": meas,
+                        "predicted_busbw": p.busbw_bytes_per_s,
+                        "rel_error": p.busbw_bytes_per_s / meas - 1,
+                        "algorithm": p.algorithm, "protocol": p.protocol})
+    return out
+
+
+def validation_errors(rows=None, min_bytes: float = 2**20) -> dict:
+    """Busbw error by system: ``{system: {"n", "n_big", "median_big", "p90_big",
+    "median_all"}}`` (absolute relative errors; "big" = sizes >= ``min_bytes``,
+    NaN where a system has none)."""
+    import numpy as np
+
+    rows = validation_rows(split="heldout") if rows is None else rows
+    by = {}
+    for r in rows:
+        by.setdefault(r["system"], []).append(r)
+    out = {}
+    for system, rs in by.items():
+        err = np.abs([r["rel_error"] for r in rs])
+        big = np.array([r["n_bytes"] >= min_bytes for r in rs])
+        out[system] = {
+            "n": len(rs), "n_big": int(big.sum()),
+            "median_big": float(np.median(err[big])) if big.any() else float("nan"),
+            "p90_big": float(np.percentile(err[big], 90)) if big.any() else float("nan"),
+            "median_all": float(np.median(err))}
     return out
 
 
