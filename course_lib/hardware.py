@@ -940,3 +940,38 @@ NCCL_TUNING.update({
     "nvls_tree_simple_hop_net": Fact(14.0 * US, "s", "n/a", SRC_NCCL_TUNING_V220,
                                      note="hwLat NET NVLSTree/Simple"),
 })
+
+# How each network kind's NCCL is set up in practice.  "chooser": "nccl" --
+# NCCL's own estimate picks the algorithm and protocol; "tuner" -- the cloud
+# ships a tuner plugin whose choices were measured on that fabric, so the
+# fastest really runs.  "algorithms"/"protocols": what the provider's required
+# NCCL environment leaves enabled (None: all).
+NETWORK_PROFILES: dict[str, dict] = {
+    "InfiniBand": {"chooser": "nccl", "algorithms": None, "protocols": None,
+                   "source": SRC_NCCL_TUNING_V220},
+    "RoCEv2": {"chooser": "nccl", "algorithms": None, "protocols": None,
+               "source": SRC_NCCL_TUNING_V220},
+    "EFA": {"chooser": "tuner", "algorithms": None, "protocols": None,
+            "source": "aws/aws-ofi-nccl:src/tuner/nccl_ofi_tuner.c (the plugin's "
+                      "tuner replaces NCCL's algorithm/protocol choice on EFA)"},
+    "TCPX": {"chooser": "tuner", "algorithms": ("ring", "tree"), "protocols": ("simple",),
+             "source": "Google Cloud GPUDirect-TCPX(O) NCCL profile (nccl-env-profile.sh: "
+                       "NCCL_ALGO=Ring,Tree, NCCL_PROTO=Simple, NCCL_NVLS_ENABLE=0, "
+                       "NCCL_TUNER_PLUGIN=libnccl-tuner.so; the guest config checker "
+                       "enforces NCCL_ALGO and NCCL_PROTO)"},
+    "TCPXO": {"chooser": "tuner", "algorithms": ("ring", "tree"), "protocols": ("simple",),
+              "source": "Google Cloud GPUDirect-TCPXO NCCL profile (as TCPX; "
+                        "a3plus_tuner_config.textproto)"},
+}
+
+
+def network_profile(family: str) -> dict:
+    """How NCCL runs on a network kind: ``chooser``, ``algorithms``, ``protocols``.
+
+    >>> network_profile("TCPXO")["protocols"]
+    ('simple',)
+    """
+    return NETWORK_PROFILES[check_choice(family, "family", NETWORK_KINDS)]
+
+
+__all__ += ["NETWORK_PROFILES", "network_profile"]

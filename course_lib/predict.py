@@ -71,8 +71,8 @@ from .analytic import COLLECTIVES, busbw_factor
 from .hardware import NCCL_LINK_BW, calibration, gpu as _gpu, latency_s, nccl_tuning
 from .hardware import nic as _nic
 from .hardware import (PCIE_PATHS, cpu_link_bw_bytes_per_s, cpu_link_names,
-                       network_efficiency, network_hop_s, pcie_bw_per_dir_bytes_per_s,
-                       pcie_generation)
+                       network_efficiency, network_hop_s, network_profile,
+                       pcie_bw_per_dir_bytes_per_s, pcie_generation)
 from .topology import BRIDGE_LINKS
 from .units import (check_choice, check_int, check_positive, format_bytes,
                     parse_size)
@@ -431,7 +431,17 @@ class Prediction:
 
 
 def _hop(algo: str, proto: str, kind: str) -> float:
+    """Per-hop latency of NCCL's table (hwLat), as NCCL plans it."""
     return nccl_tuning(f"{algo}_{proto}_hop_{kind}")
+
+
+def _hop_time(algo: str, proto: str, kind: str) -> float:
+    """Per-hop latency in the model's *time*: NCCL's table, except Tree/Simple,
+    whose 28 us is "a 256 kB chunk" (tuning.cc) -- a chunk's transfer, which
+    the model counts in its fill term -- so it takes Ring/Simple's hop."""
+    if algo == "tree" and proto == "simple":
+        return nccl_tuning(f"ring_simple_hop_{kind}")
+    return _hop(algo, proto, kind)
 
 
 def _proto_bw(bw: float, proto: str, cl: Cluster) -> float:
@@ -503,8 +513,8 @@ def _tree(coll, s, cl, proto):
         b_alg = min(b_alg, b_net / _net_traffic(nodes))
         b_link = min(b_link, b_net)
     lat = nccl_tuning(f"tree_{proto}_base") + 2 * (
-        (g - 1) * _hop("tree", proto, cl.intra_link_kind)
-        + levels * (_hop("tree", proto, "net") + cl.net_hop_s()))
+        (g - 1) * _hop_time("tree", proto, cl.intra_link_kind)
+        + levels * (_hop_time("tree", proto, "net") + cl.net_hop_s()))
     # each level of the (chain + tree) exposes one slice on the way up and one
     # on the way down; a slice is at most S/n, as on a ring
     fill = 2 * max(g - 1 + levels, 1) * min(calibration("chunk_bytes"),
@@ -578,8 +588,25 @@ def _direct_alltoall(s, cl):
     return lat, max(t_intra, t_inter), 0.0, b
 
 
+def _profile(cl):
+    """The network kind's NCCL set-up (``hardware.NETWORK_PROFILES``) across
+    nodes; None inside one node."""
+    return network_profile(cl.network) if cl.nodes > 1 and cl.nic else None
+
+
 def _candidates(coll, s, cl, algorithm):
     """(algorithm, protocol) -> (latency, transfer, fill, bandwidth)."""
+    out = _candidates_all(coll, s, cl, algorithm)
+    prof = _profile(cl)
+    if prof is None or algorithm != "auto":
+        return out
+    keep = {k: v for k, v in out.items()
+            if (prof["algorithms"] is None or k[0] in prof["algorithms"])
+            and (prof["protocols"] is None or k[1] in prof["protocols"])}
+    return keep or out
+
+
+def _candidates_all(coll, s, cl, algorithm):
     n = cl.n_ranks
     out = {}
     # "hierarchical" is not one of NCCL's algorithms (the closest, CollNet,
@@ -737,7 +764,8 @@ def predict_collective(collective: str, n_bytes: float, cluster: Cluster,
                          f"{cluster.describe()}")
     launch = calibration("launch_s")
     times = {k: launch + sum(v[:3]) for k, v in cands.items()}
-    if cluster.nodes > 1 and len(cands) > 1:
+    prof = _profile(cluster)
+    if prof is not None and prof["chooser"] == "nccl" and len(cands) > 1:
         # across nodes NCCL picks by its own estimate, which is not always the
         # fastest in practice (2-node A100: ring, though the tree moves half
         # the bytes); the measured curves follow NCCL's pick
