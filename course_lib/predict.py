@@ -80,7 +80,7 @@ from .units import (check_choice, check_int, check_positive, format_bytes,
 __all__ = ["FABRICS", "PREDICT_ALGORITHMS", "PROTOCOLS", "Cluster", "cluster",
            "cluster_from_topo", "parse_nvidia_smi_topo", "parse_nccl_topo_xml",
            "TOPO_WORDS", "EXAMPLE_TOPO", "validation_rows", "validation_errors",
-           "cluster_from_spec", "validation_data_dir",
+           "cluster_from_spec", "validation_data_dir", "validation_report",
            "Prediction", "predict_collective", "predict_copy", "CopyPrediction",
            "main", "calibration_curves", "calibration_data_path",
            "CALIBRATION_SYSTEMS"]
@@ -1228,6 +1228,30 @@ def validation_errors(rows=None, min_bytes: float = 2**20) -> dict:
             "p90_big": float(np.percentile(err[big], 90)) if big.any() else float("nan"),
             "median_all": float(np.median(err))}
     return out
+
+
+def validation_report(rows=None, min_bytes: float = 2**20) -> str:
+    """:func:`validation_errors` as a text table, one line per system and a
+    pooled line (every point of every system)."""
+    import numpy as np
+
+    rows = validation_rows(split="heldout") if rows is None else rows
+
+    def pct(x):
+        return "   -  " if x != x else f"{x:6.0%}"
+
+    lines = [f"{'system':56s} {'points':>6s} {'median':>7s} {'p90':>7s} {'median':>7s}",
+             f"{'':56s} {'':6s} {'>=1MiB':>7s} {'>=1MiB':>7s} {'all':>7s}"]
+    for system, e in validation_errors(rows, min_bytes).items():
+        lines.append(f"{system[:56]:56s} {e['n']:6d} {pct(e['median_big']):>7s} "
+                     f"{pct(e['p90_big']):>7s} {pct(e['median_all']):>7s}")
+    err = np.abs([r["rel_error"] for r in rows])
+    big = np.array([r["n_bytes"] >= min_bytes for r in rows])
+    lines.append(f"{'all held-out points':56s} {len(rows):6d} "
+                 f"{pct(float(np.median(err[big]))) if big.any() else pct(float('nan')):>7s} "
+                 f"{pct(float(np.percentile(err[big], 90))) if big.any() else pct(float('nan')):>7s} "
+                 f"{pct(float(np.median(err))):>7s}")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------
