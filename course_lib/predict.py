@@ -18,7 +18,9 @@ For each algorithm ``a`` and protocol ``p`` the time of a collective of
   because of this term.
 * ``L(a, p)`` -- NCCL's latency: ``base + steps x per-hop latency`` with the
   hop latency by link kind (NVLink, PCIe, network), from
-  ``NVIDIA/nccl:src/graph/tuning.cc (v2.20.3)`` (``hardware.NCCL_TUNING``).
+  ``NVIDIA/nccl:src/graph/tuning.cc (v2.20.3)`` (``hardware.NCCL_TUNING``;
+  Tree/Simple takes Ring/Simple's hop: NCCL's 28 us is a chunk's transfer,
+  which ``F`` counts).
   A ring AllReduce has ``2(n-1)`` steps, ``2 x nodes`` of them across the
   network; a tree ``2 (gpus_per_node - 1)`` intra-node hops plus
   ``2 log2(nodes)`` network hops; NVLS one in-switch round
@@ -37,17 +39,48 @@ For each algorithm ``a`` and protocol ``p`` the time of a collective of
   negligible at GB sizes); in between (1-256 MB) it is what keeps busbw
   well below its plateau, which a constant latency cannot do.
 
-"auto" evaluates every (algorithm, protocol) the cluster allows and keeps
-the fastest, as NCCL does with its own table -- but with the terms above,
-so it can pick differently from NCCL where NCCL's estimates are off.
+"auto" inside one node evaluates every (algorithm, protocol) the cluster
+allows and keeps the fastest by the terms above.
 
-What it does not capture: NCCL's exact channel and thread counts, its
-runtime tuner plugins, PXN routing, rail-optimised vs fat-tree fabrics,
-congestion in the network beyond the NIC rate, clock/power throttling,
-and CollNet/SHARP in the IB switches.  Multi-node NVLS is modelled as
-hierarchical (NVLS inside nodes, ring across).  The constants were fitted on
-two single-node 8-GPU machines; across nodes the network terms come from
-NCCL and the port rates, not from measurements.
+Topology (issue 13).  Inside a node ``B`` is the slowest hop of the ring
+NCCL builds, by the word ``nvidia-smi topo -m`` prints for it: ``NV#``
+(# NVLinks), ``PIX``/``PXB`` (PCIe switches: the x16 PCIe planning rate),
+``PHB``/``NODE`` (through the CPU root complex: the same, x5/6 on Intel),
+``SYS`` (across the sockets: also held to NCCL's socket-link rate,
+``hardware.CPU_LINKS``).  :func:`cluster_from_topo` reads a node's
+``nvidia-smi topo -m`` text or NCCL's topology XML and finds that ring;
+:func:`cluster` takes ``sockets``, ``pcie_path``, ``nic_path`` and ``cpu``.
+A NIC on the other socket (SYS) is held to the socket link too.
+
+Across nodes.  The NICs deliver ``port x efficiency`` of the network kind
+(``hardware.NETWORK``: InfiniBand/RoCE 0.96, EFA 0.67, TCPX(O) 0.90) and
+every network step pays the kind's extra latency on top of NCCL's.  Tree and
+NVLS-tree are pipelined: time is the slower of the node's links and the
+network, ``S / min(B_node, B_net / k)`` with ``k = 1`` at 2 nodes (a double
+binary tree sends S per node) and 2 beyond -- so a 2-node tree reports a
+busbw above the network rate, as measured.  ``hierarchical`` (ReduceScatter
+/ AllReduce over rails / AllGather) overlaps its phases the same way; it is
+not one of NCCL's algorithms and is modelled only on request.  *Which*
+algorithm runs is NCCL's choice, by its own estimate (``tuning.cc``:
+:func:`_nccl_estimate_s`) on InfiniBand and RoCE; clouds ship tuner
+plugins that pick what was measured fastest (EFA, TCPX/TCPXO: the model's
+fastest), and Google's TCPX(O) profile allows only Ring and Tree with the
+Simple protocol (``hardware.NETWORK_PROFILES``).
+
+Validation.  :func:`validation_rows` predicts every row of
+``data/validation/nccl_tests_public.csv`` -- public nccl-tests runs, one
+source per row, on machines that set no number of the model -- and
+:func:`validation_errors` gives the busbw error per system
+(``benchmarks/bench_calibration.py`` prints it).
+
+What it does not capture: NCCL's exact channel and thread counts, the
+thresholds inside a cloud's tuner plugin (mid-size messages on TCPXO),
+older network generations (2019 EFA waited several times longer per step),
+PXN routing, rail-optimised vs fat-tree fabrics, congestion beyond the NIC
+rate, clock/power throttling, and CollNet/SHARP in the IB switches.  The
+constants were fitted on two single-node 8-GPU machines (and the EFA
+latency on one 2-node run); the network terms come from NCCL, the port
+rates and the sources in ``hardware.NETWORK``.
 
 Examples
 --------
@@ -1338,10 +1371,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--step-factor", type=float, default=2.0)
     p.add_argument("--algorithm", default="auto", help=f"one of {list(PREDICT_ALGORITHMS)}")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
+    p.add_argument("--topo", default=None,
+                   help="a node's topology dump (nvidia-smi topo -m text or NCCL's "
+                        "NCCL_TOPO_DUMP_FILE XML); replaces --fabric/--gpus-per-node")
+    p.add_argument("--gpus", default=None, help="with --topo: GPU indices used, e.g. 0,1,2")
+    p.add_argument("--cpu", default=None, help=f"one of {cpu_link_names()}")
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         a = p.parse_args(argv)
-        cl = cluster(a.gpu, a.gpus_per_node, a.nodes, a.fabric, a.nic, a.nics_per_node)
+        if a.topo is not None:
+            try:
+                with open(a.topo) as f:
+                    dump = f.read()
+            except OSError as exc:
+                raise ValueError(f"--topo: cannot read {a.topo!r}: {exc}") from None
+            try:
+                gpus = None if a.gpus is None else [int(x) for x in a.gpus.split(",")]
+            except ValueError:
+                raise ValueError(f"--gpus must be GPU indices joined by commas, e.g. "
+                                 f"0,1,2; got {a.gpus!r}") from None
+            cl = cluster_from_topo(dump, a.gpu, gpus=gpus, nodes=a.nodes, nic=a.nic,
+                                   cpu=a.cpu)
+        else:
+            cl = cluster(a.gpu, a.gpus_per_node, a.nodes, a.fabric, a.nic,
+                         a.nics_per_node, cpu=a.cpu)
         lo, hi = parse_size(a.min, "--min"), parse_size(a.max, "--max")
         if lo <= 0 or hi < lo:
             raise ValueError(f"need 0 < --min <= --max; got {a.min!r}, {a.max!r}")

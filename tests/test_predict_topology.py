@@ -256,3 +256,18 @@ def test_cluster_from_spec_rejects_bad_specs():
         predict.cluster_from_spec("H100")
     with pytest.raises(ValueError, match="topo="):
         predict.cluster_from_spec("gpu=A100;topo=nccl-tests-178.txt;fabric=pcie")
+
+
+# --- command line with a topology dump --------------------------------------------------
+def test_cli_reads_a_topology_dump(capsys):
+    path = str(predict.validation_data_dir() / "topo" / "nccl-tests-178.txt")
+    rc = predict.main(["allreduce", "--gpu", "A100", "--topo", path, "--gpus", "0,1,2",
+                       "--min", "1G", "--max", "1G", "--json"])
+    rec = __import__("json").loads(capsys.readouterr().out)[0]
+    assert rc == 0 and rec["n_ranks"] == 3
+    assert rec["bw_bytes_per_s"] == pytest.approx(24e9 * hw.calibration("simple_efficiency"))
+    for argv, word in ((["--gpus", "0,x"], "--gpus"), ([], "cpu"),
+                       (["--topo", "/nonexistent"], "--topo")):
+        args = ["allreduce", "--gpu", "A100", "--topo", path] + argv
+        assert predict.main(args) == 2
+        assert word in capsys.readouterr().err
