@@ -1183,6 +1183,9 @@ def cluster_from_spec(spec: str, topo_dir=None) -> Cluster:
     >>> cluster_from_spec("gpu=A100;gpus_per_node=8;nodes=2;nic=HDR;nics_per_node=4").n_ranks
     16
     """
+    import os
+    from pathlib import Path
+
     if not isinstance(spec, str) or "=" not in spec:
         raise ValueError(f"spec must be 'key=value;...' (e.g. 'gpu=H100;nodes=2;"
                          f"nic=NDR'); got {spec!r}")
@@ -1192,20 +1195,37 @@ def cluster_from_spec(spec: str, topo_dir=None) -> Cluster:
             continue
         key, _, value = part.partition("=")
         kw[key.strip()] = value.strip()
-    for key in _SPEC_INTS:
-        if key in kw:
-            kw[key] = int(kw[key])
-    if "topo" in kw:
-        folder = (validation_data_dir() / "topo") if topo_dir is None else topo_dir
-        text = (folder / kw.pop("topo")).read_text()
+    try:
+        for key in _SPEC_INTS:
+            if key in kw:
+                kw[key] = int(kw[key])
         gpus = kw.pop("gpus", None)
         if gpus is not None:
             gpus = [int(x) for x in gpus.split(",")]
+    except ValueError:
+        raise ValueError(f"spec: {', '.join(_SPEC_INTS)} and gpus take integers; "
+                         f"got {spec!r}") from None
+    if "topo" in kw:
+        if topo_dir is None:
+            folder = validation_data_dir() / "topo"
+        elif isinstance(topo_dir, (str, os.PathLike)):
+            folder = Path(topo_dir)
+        else:
+            raise TypeError(f"topo_dir must be a folder path; got {topo_dir!r}")
+        try:
+            text = (folder / kw.pop("topo")).read_text()
+        except OSError as exc:
+            raise ValueError(f"spec: cannot read the topology dump: {exc}") from None
         unknown = set(kw) - {"gpu", "nodes", "nic", "cpu"}
         if unknown:
             raise ValueError(f"spec: with topo= only gpu, gpus, nodes, nic, cpu are "
                              f"allowed; got {sorted(unknown)}")
+        if "gpu" not in kw:
+            raise ValueError(f"spec: topo= needs gpu= (the dump names no model); "
+                             f"got {spec!r}")
         return cluster_from_topo(text, kw.pop("gpu"), gpus=gpus, **kw)
+    if gpus is not None:
+        raise ValueError("spec: gpus= selects GPUs of a topology dump; it needs topo=")
     return cluster(**kw)
 
 
@@ -1220,25 +1240,46 @@ def validation_rows(path=None, split: str | None = None) -> list[dict]:
     both.
     """
     import csv
+    import os
 
     path = validation_data_dir() / "nccl_tests_public.csv" if path is None else path
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
     if split is not None:
         split = check_choice(split, "split", ("heldout", "fit"))
     out = []
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            if split is not None and row["split"] != split:
-                continue
-            cl = cluster_from_spec(row["cluster"])
-            coll = _COLLECTIVE_OF[row["collective"]]
-            size = float(row["bytes"])
-            p = predict_collective(coll, size, cl)
-            meas = float(row["busbw_GBps"]) * 1e9
-            out.append({**row, "n_bytes": size, "measured_busbw": meas,
-                        "predicted_busbw": p.busbw_bytes_per_s,
-                        "rel_error": p.busbw_bytes_per_s / meas - 1,
-                        "algorithm": p.algorithm, "protocol": p.protocol})
+    try:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                if split is not None and row["split"] != split:
+                    continue
+                cl = cluster_from_spec(row["cluster"])
+                coll = _COLLECTIVE_OF[row["collective"]]
+                size = float(row["bytes"])
+                p = predict_collective(coll, size, cl)
+                meas = float(row["busbw_GBps"]) * 1e9
+                out.append({**row, "n_bytes": size, "measured_busbw": meas,
+                            "predicted_busbw": p.busbw_bytes_per_s,
+                            "rel_error": p.busbw_bytes_per_s / meas - 1,
+                            "algorithm": p.algorithm, "protocol": p.protocol})
+    except OSError as exc:
+        raise ValueError(f"path: cannot read the validation CSV {str(path)!r}: "
+                         f"{exc}") from None
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"path: {str(path)!r} is not a validation CSV with columns "
+                         f"system, collective, bytes, busbw_GBps, split, cluster "
+                         f"({exc})") from None
     return out
+
+
+def _check_rows(rows):
+    if not isinstance(rows, (list, tuple)) or not all(
+            isinstance(r, dict) and {"system", "rel_error", "n_bytes"} <= set(r)
+            for r in rows):
+        raise TypeError("rows must be a list of dicts from validation_rows()")
+    if not rows:
+        raise ValueError("rows is empty")
+    return rows
 
 
 def validation_errors(rows=None, min_bytes: float = 2**20) -> dict:
@@ -1247,7 +1288,8 @@ def validation_errors(rows=None, min_bytes: float = 2**20) -> dict:
     NaN where a system has none)."""
     import numpy as np
 
-    rows = validation_rows(split="heldout") if rows is None else rows
+    rows = validation_rows(split="heldout") if rows is None else _check_rows(rows)
+    min_bytes = check_positive(min_bytes, "min_bytes")
     by = {}
     for r in rows:
         by.setdefault(r["system"], []).append(r)
@@ -1268,7 +1310,8 @@ def validation_report(rows=None, min_bytes: float = 2**20) -> str:
     pooled line (every point of every system)."""
     import numpy as np
 
-    rows = validation_rows(split="heldout") if rows is None else rows
+    rows = validation_rows(split="heldout") if rows is None else _check_rows(rows)
+    min_bytes = check_positive(min_bytes, "min_bytes")
 
     def pct(x):
         return "   -  " if x != x else f"{x:6.0%}"
