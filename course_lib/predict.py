@@ -497,10 +497,16 @@ def _protocols(cl: Cluster) -> tuple[str, ...]:
 
 def _ring(coll, s, cl, proto):
     n, nodes = cl.n_ranks, cl.nodes
-    bw = cl.intra_bw_bytes_per_s()
+    bw = b_intra = cl.intra_bw_bytes_per_s()
     if nodes > 1:
-        bw = min(bw, cl.inter_bw_bytes_per_s())
+        g = cl.gpus_per_node
+        if cl.nics_per_node >= g > 1:
+            # one ring per NIC, ring k leaving each node from GPU k: every GPU
+            # sends 1/g of its ring traffic through its NIC, not its NVLinks
+            b_intra = bw * g / (g - 1)
+        bw = min(b_intra, cl.inter_bw_bytes_per_s())
     b = _proto_bw(bw, proto, cl)
+    b_intra = _proto_bw(b_intra, proto, cl)
     c = calibration("chunk_bytes")
     intra_kind = cl.intra_link_kind
     if coll == "allreduce":
@@ -512,10 +518,26 @@ def _ring(coll, s, cl, proto):
     else:  # broadcast, reduce: a pipelined chain
         steps, inter = n - 1, nodes - 1
         wire, slice_ = s, s
-    lat = nccl_tuning(f"ring_{proto}_base") + (steps - inter) * _hop("ring", proto, intra_kind) \
-        + inter * (_hop("ring", proto, "net") + cl.net_hop_s())
-    fill = steps * min(c, slice_) / b
-    return lat, wire / b, fill, b
+    lat_i = _hop("ring", proto, intra_kind)
+    lat_x = _hop("ring", proto, "net") + cl.net_hop_s()
+    hops = (steps - inter) * lat_i + inter * lat_x
+    base = nccl_tuning(f"ring_{proto}_base")
+    transfer = wire / b
+    if inter == 0 or coll in ("broadcast", "reduce"):
+        # every step exposes one slice (and its hop latency) in turn
+        return base + hops, transfer, steps * min(c, slice_) / b, b
+    # Across nodes the hops differ.  A slice's way round the ring (its chain)
+    # pays, per step, the hop's latency, its exposed slice and its transfer at
+    # that hop's rate; the GPU that feeds a NIC is busy ``steps`` transfers at
+    # the slower rate.  The ring takes the longer of the two: when the network
+    # is much slower, the NVLink side's latencies and slices hide behind it.
+    e = min(c, slice_)
+    t_i, t_x = slice_ / b_intra, slice_ / b
+    chain = (steps - inter) * (lat_i + e / b_intra + t_i) + inter * (lat_x + e / b + t_x)
+    queue = transfer + lat_x + e / b
+    rest = max(chain, queue) - transfer
+    lat_part = min(hops, rest)
+    return base + lat_part, transfer, rest - lat_part, b
 
 
 def _net_traffic(nodes: int) -> int:

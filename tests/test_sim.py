@@ -104,6 +104,24 @@ def test_calibrated_ring_with_chunks_matches_predict(chunks, size):
         assert ev.time_s == pytest.approx(sim.time_s, rel=1e-6)
 
 
+@pytest.mark.parametrize("kwargs", [
+    dict(gpu="H100", nodes=2, nic="NDR"),
+    dict(gpu="H100", nodes=4, nic="NDR"),
+    dict(gpu="A100", nodes=2, nic="HDR", nics_per_node=4),
+    dict(gpu="H100", gpus_per_node=4, nodes=2, nic="HDR", nics_per_node=4),
+    dict(gpu="H100", nodes=2, nic="TCPXO-200"),
+    dict(gpu="A100", nodes=2, nic="EFA-100", nics_per_node=4),
+], ids=["h100x2-ndr", "h100x4-ndr", "a100x2-4hdr", "h100-4gpu-x2", "a3mega", "p4d-efa"])
+@pytest.mark.parametrize("size", [MIB, 64 * MIB, 2**30])
+def test_calibrated_multi_node_ring_matches_predict(kwargs, size):
+    # one ring per NIC; the NIC side and the NVLink side of the ring pipeline
+    # against each other -- predict's chain/queue terms and the simulator agree
+    c = cl.cluster(**kwargs)
+    sim = cl.simulate_collective("allreduce", size, c, algorithm="ring", trace=False)
+    pred = cl.predict_collective("allreduce", size, c, algorithm="ring")
+    assert sim.time_s == pytest.approx(pred.candidates["ring/simple"], rel=0.05)
+
+
 def test_ideal_ring_still_pipelines_its_chunks():
     # without calibration (a bare topology) pieces overlap across steps as before
     topo = nvswitch_topology(8, gpu="H100")
