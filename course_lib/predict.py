@@ -52,7 +52,12 @@ NCCL builds, by the word ``nvidia-smi topo -m`` prints for it: ``NV#``
 :func:`cluster` takes ``sockets``, ``pcie_path``, ``nic_path`` and ``cpu``.
 A NIC on the other socket (SYS) is held to the socket link too.
 
-Across nodes.  The NICs deliver ``port x efficiency`` of the network kind
+Across nodes.  A ring runs one channel per NIC; its time is the longer of
+a slice's way round the ring (each hop's latency, exposed slice and transfer
+at that hop's rate) and the busy time of the GPUs that feed the NICs -- so
+when the network is much slower, the NVLink side's latencies and slices
+hide behind it (the simulator plays the same rings and agrees).  The NICs
+deliver ``port x efficiency`` of the network kind
 (``hardware.NETWORK``: InfiniBand/RoCE 0.96, EFA 0.67, TCPX(O) 0.90) and
 every network step pays the kind's extra latency on top of NCCL's.  Tree and
 NVLS-tree are pipelined: time is the slower of the node's links and the
@@ -489,8 +494,14 @@ def _proto_bw(bw: float, proto: str, cl: Cluster) -> float:
 
 
 def _protocols(cl: Cluster) -> tuple[str, ...]:
-    # LL128 only over NVLink on SM70-SM90 (tuning.cc: other cases untested).
-    if cl.intra_link_kind == "nvlink" and cl.gpu_record.sm_arch in (70, 80, 90):
+    # LL128 only over NVLink on SM70-SM90 and, across nodes, with the NIC on
+    # the GPU's PCIe switch (tuning.cc v2.20.3: typeInter <= PATH_PXB, or
+    # PXN on SM90; other cases "not tested and may cause silent data
+    # corruption")
+    sm = cl.gpu_record.sm_arch
+    near_nic = cl.nodes == 1 or cl.nic_path == "switch" or (sm >= 90 and
+                                                             cl.nic_path == "host")
+    if cl.intra_link_kind == "nvlink" and sm in (70, 80, 90) and near_nic:
         return PROTOCOLS
     return ("ll", "simple")
 

@@ -271,3 +271,14 @@ def test_cli_reads_a_topology_dump(capsys):
         args = ["allreduce", "--gpu", "A100", "--topo", path] + argv
         assert predict.main(args) == 2
         assert word in capsys.readouterr().err
+
+
+def test_ll128_needs_the_nic_on_the_gpus_switch_across_nodes():
+    # tuning.cc: LL128 only when the NIC path is PXB or better (PXN on Hopper)
+    near = cl.cluster("A100", nodes=2, nic="HDR", nics_per_node=4)
+    far = cl.cluster("A100", nodes=2, nic="HDR", nics_per_node=4, nic_path="host",
+                     cpu="amd-zen3")
+    assert "ring/ll128" in cl.predict_collective("allreduce", MIB, near).candidates
+    assert "ring/ll128" not in cl.predict_collective("allreduce", MIB, far).candidates
+    hopper = cl.cluster("H100", nodes=2, nic="NDR", nic_path="host", cpu="intel-spr")
+    assert "ring/ll128" in cl.predict_collective("allreduce", MIB, hopper).candidates
