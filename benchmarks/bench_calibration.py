@@ -1,7 +1,14 @@
-"""Calibration error of course_lib.predict on data/calibration_measurements.csv.
+"""Error of course_lib.predict on the fit data and on held-out public runs.
 
-Prints, per curve, the median and worst relative error of busbw (or of the
-copy bandwidth, for the PCIe curves) at >= 1 MiB and over all sizes.
+1. Calibration (fit) curves, data/calibration_measurements.csv: per curve,
+   the median and worst relative error of busbw (or of the copy bandwidth,
+   for the PCIe curves) at >= 1 MiB and over all sizes.
+2. Held-out systems, data/validation/nccl_tests_public.csv rows with
+   split=heldout (public nccl-tests results from machines no number of the
+   model was set on): per system, the median and 90th percentile of
+   |busbw error| at >= 1 MiB and the median over all sizes, then the same
+   pooled over every held-out point.
+
 ``--fit`` re-runs the small grid search that chose the fitted constants in
 ``hardware.CALIBRATION`` (launch_s, nvls_latency_s, chunk_bytes) and prints
 the best values; it does not change the catalog.
@@ -55,6 +62,35 @@ def report():
               f"{rel[big].max():12.1%} {np.median(rel):11.1%} {rel.max():10.1%}")
     print("note: D2H_pinned above 2 MB drops to ~20.5 GB/s on that host (an anomaly "
           "the CSV flags); the model does not follow it.")
+    print()
+    heldout_report()
+
+
+def _pct(x):
+    return "    n/a" if np.isnan(x) else f"{x:7.1%}"
+
+
+def heldout_report():
+    rows = predict.validation_rows(split="heldout")
+    print(f"held-out systems ({len(rows)} points; never used to set a number)")
+    print(f"{'system':58s} {'n':>3s} {'n>=1MiB':>7s} {'median>=1MiB':>12s} "
+          f"{'p90>=1MiB':>9s} {'median all':>10s}")
+    for system, e in predict.validation_errors(rows).items():
+        print(f"{system[:58]:58s} {e['n']:3d} {e['n_big']:7d} {_pct(e['median_big']):>12s} "
+              f"{_pct(e['p90_big']):>9s} {_pct(e['median_all']):>10s}")
+    for label, keep in (("pooled, every held-out point", lambda r: True),
+                        ("pooled, without runs their reporters call anomalous",
+                         lambda r: "NCCL-side limit" not in r["note"])):
+        rs = [r for r in rows if keep(r)]
+        err = np.abs([r["rel_error"] for r in rs])
+        big = np.array([r["n_bytes"] >= MIB for r in rs])
+        print(f"{label:58s} {len(rs):3d} {int(big.sum()):7d} "
+              f"{_pct(np.median(err[big])):>12s} {_pct(np.percentile(err[big], 90)):>9s} "
+              f"{_pct(np.median(err)):>10s}")
+    per_sys = predict.validation_errors(rows)
+    med = [e["median_big"] for e in per_sys.values() if not np.isnan(e["median_big"])]
+    print(f"{'median over systems of the per-system median >= 1 MiB':58s} "
+          f"{len(med):3d} {'':7s} {_pct(float(np.median(med))):>12s}")
 
 
 def fit():

@@ -610,7 +610,7 @@ def all_facts() -> list[tuple[str, float, str, str, str]]:
         rows.append((name, fact.value, fact.unit, fact.direction, fact.source))
     # NCCL's tuning constants and the model's fitted parameters are defined
     # further down this module; list them too, so every number shows up.
-    for table in ("NCCL_TUNING", "CALIBRATION"):
+    for table in ("NCCL_TUNING", "CALIBRATION", "CPU_LINKS", "PCIE_PATHS", "NETWORK"):
         for name, fact in globals().get(table, {}).items():
             rows.append((f"{table.lower()}: {name}", fact.value, fact.unit,
                          fact.direction, fact.source))
@@ -847,3 +847,193 @@ def calibration(name: str) -> float:
 
 __all__ += ["NCCL_TUNING", "CALIBRATION", "nccl_tuning", "calibration",
             "SRC_NCCL_TUNING_V220"]
+
+
+# --- inside the server and between servers: sockets, PCIe paths, cloud networks --
+# (chapter 7, "Predictions that hold on real clusters"; issue 13)
+#
+# How NCCL rates the link between the two CPU sockets of a server (the path a
+# GPU-to-GPU copy takes when ``nvidia-smi topo -m`` prints SYS), per
+# direction, and how it charges a PCIe peer copy that turns round in an Intel
+# root complex.  Read from NVIDIA/nccl src/graph/topo.h (master, 2025:
+# BDW_QPI_BW, SKL_QPI_BW, SRP_QPI_BW, ERP_QPI_BW, AMD_ZEN12/ZEN34/ZEN5_BW,
+# P9_BW, ARM_BW, INTEL_P2P_OVERHEAD).  These are NCCL's planning numbers, not
+# the marketing link rates (a Sapphire Rapids socket pair has 4 UPI 2.0 links
+# at 16 GT/s), because what a ring gets through the sockets is what NCCL plans.
+SRC_NCCL_TOPO_H = ("NVIDIA/nccl:src/graph/topo.h (master 2025; *_QPI_BW, "
+                   "AMD_ZEN*_BW, P9_BW, ARM_BW, INTEL_P2P_OVERHEAD)")
+CPU_LINKS: dict[str, Fact] = {
+    "intel-bdw": Fact(6.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO_H,
+                      note="BDW_QPI_BW: Broadwell QPI between sockets"),
+    "intel-skl": Fact(10.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO_H,
+                      note="SKL_QPI_BW: Skylake/Cascade/Ice Lake UPI"),
+    "intel-spr": Fact(22.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO_H,
+                      note="SRP_QPI_BW: Sapphire Rapids UPI 2.0"),
+    "intel-emr": Fact(40.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO_H,
+                      note="ERP_QPI_BW: Emerald Rapids UPI"),
+    "amd-zen2": Fact(16.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO_H,
+                     note="AMD_ZEN12_BW: Rome (Zen 1/2) Infinity Fabric between sockets"),
+    "amd-zen3": Fact(24.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO_H,
+                     note="AMD_ZEN34_BW: Milan/Genoa (Zen 3/4) Infinity Fabric"),
+    "amd-zen5": Fact(32.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO_H,
+                     note="AMD_ZEN5_BW: Turin (Zen 5) Infinity Fabric"),
+    "power9": Fact(32.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO_H,
+                   note="P9_BW: POWER9 X-bus"),
+    "arm": Fact(6.0 * GB, "bytes/s", "per direction", SRC_NCCL_TOPO_H,
+                note="ARM_BW: generic Arm server"),
+}
+#: NCCL's charge for a PCIe peer copy that turns round in an Intel root complex
+#: (the CPU splits it into 64-byte TLPs): the link counts 6/5 as busy.
+PCIE_PATHS: dict[str, Fact] = {
+    "intel_p2p_overhead": Fact(1.2, "ratio", "n/a", SRC_NCCL_TOPO_H,
+                               note="INTEL_P2P_OVERHEAD(bw) = bw * 6 / 5"),
+}
+
+
+def cpu_link_names() -> list[str]:
+    """Names accepted for a server's CPU (socket-to-socket link)."""
+    return list(CPU_LINKS)
+
+
+def cpu_link_bw_bytes_per_s(cpu: str) -> float:
+    """NCCL's planning bandwidth between the two sockets of ``cpu``, per direction.
+
+    >>> cpu_link_bw_bytes_per_s("intel-spr") / 1e9
+    22.0
+    """
+    return CPU_LINKS[check_choice(cpu, "cpu", CPU_LINKS)].value
+
+
+# Cloud network ports.  A node's rate is ports x port rate (per direction);
+# what NCCL gets out of it is the network kind's efficiency below.
+_EFA_SRC = ("AWS EC2 accelerated computing instance types (p3dn.24xlarge: 1x "
+            "100 Gb/s EFA; p4d.24xlarge: 4x 100 Gb/s EFA; p5.48xlarge: 32x 100 "
+            "Gb/s EFA); aws-samples/aws-efa-eks:README.md (p4d: 4x100 Gbps EFA)")
+_TCPX_SRC = ("Google Cloud GPU machine types (a3-highgpu-8g: 4x 200 Gb/s GPU NICs, "
+             "GPUDirect-TCPX; a3-megagpu-8g: 8x 200 Gb/s GPU NICs, "
+             "GPUDirect-TCPXO); NVIDIA AI Cluster Runtime docs, 'GKE TCPXO "
+             "Networking Prerequisites' (8 GPU NICs per a3-megagpu-8g)")
+NICS.update({
+    "EFA-100": NIC("EFA-100", "EFA", 100.0, _EFA_SRC),
+    "EFA-200": NIC("EFA-200", "EFA", 200.0, _EFA_SRC + "; p5en/p6: 200-400 Gb/s EFA ports"),
+    "EFA-400": NIC("EFA-400", "EFA", 400.0, _EFA_SRC + "; p6-b200: 8x 400 Gb/s EFAv4"),
+    "TCPX-200": NIC("TCPX-200", "TCPX", 200.0, _TCPX_SRC),
+    "TCPXO-200": NIC("TCPXO-200", "TCPXO", 200.0, _TCPX_SRC),
+})
+
+# Network kinds: what fraction of the port rate NCCL's large messages carry
+# (efficiency) and what each network step costs on top of NCCL's own
+# per-hop estimate (hwLat NET, which is an InfiniBand number).
+_NET_SRC_IB = ("indicative: ib_write_bw reaches about 96-97% of the port rate on "
+               "HDR/NDR (NVIDIA perftest reports; " + SRC_MLENG + ")")
+NETWORK: dict[str, Fact] = {
+    "InfiniBand_efficiency": Fact(0.96, "ratio", "n/a", _NET_SRC_IB, True,
+                                  note="payload fraction of an IB port for large RDMA writes"),
+    "InfiniBand_hop_s": Fact(0.0, "s", "n/a", SRC_NCCL_TUNING_V220,
+                             note="NCCL's hwLat NET is an InfiniBand figure: nothing on top"),
+    "RoCEv2_efficiency": Fact(0.96, "ratio", "n/a",
+                              "indicative: RoCEv2 carries the same RDMA verbs as IB over "
+                              "Ethernet; NVIDIA/nccl issue #2409 reports perftest at 392 of "
+                              "400 Gb/s on ConnectX-7 RoCE", True,
+                              note="same payload fraction as InfiniBand"),
+    "RoCEv2_hop_s": Fact(0.0, "s", "n/a", "indicative: NCCL drives RoCE through the same "
+                         "IB verbs transport (" + SRC_NCCL_TUNING_V220 + ")", True,
+                         note="no extra per-step cost over NCCL's NET estimate"),
+    "EFA_efficiency": Fact(0.67, "ratio", "n/a",
+                           "indicative: aws/aws-ofi-nccl issue #19 (EFA throughput about "
+                           "70% of an on-premises InfiniBand cluster's) x 0.96", True,
+                           note="EFA's SRD transport through the aws-ofi-nccl plugin"),
+    "EFA_hop_s": Fact(0.0, "s", "n/a",
+                      "fitted: dstackai/dstack pull request #3961 (2x p6-b200, 16 ranks, "
+                      "all_reduce_perf floor 50.6 us at 8 B; the model without an extra "
+                      "cost gives 48-53 us), data/validation split=fit", True,
+                      note="modern EFA adds nothing measurable to NCCL's NET estimate "
+                           "for small messages"),
+    "TCPX_efficiency": Fact(0.90, "ratio", "n/a",
+                            "indicative: NVIDIA AI Cluster Runtime docs, 'GKE TCPXO Networking "
+                            "Prerequisites' (~340 GB/s AllReduce busbw on a3-megagpu-8g, i.e. "
+                            "algbw ~180 of the 8x 25 GB/s ports over two nodes)", True,
+                            note="GPUDirect-TCPX(O): TCP with payloads kept in GPU memory"),
+    "TCPX_hop_s": Fact(25e-6, "s", "n/a",
+                       "indicative: one kernel TCP request/response round trip in a "
+                       "cloud zone is some tens of microseconds (not measured here)", True,
+                       note="each network step of a TCP-based transport waits about one "
+                            "TCP round trip more than an RDMA one"),
+    "TCPXO_efficiency": Fact(0.90, "ratio", "n/a",
+                             "indicative: NVIDIA AI Cluster Runtime docs, 'GKE TCPXO "
+                             "Networking Prerequisites' (~340 GB/s busbw vs ~4 GB/s plain "
+                             "TCP on a3-megagpu-8g)", True,
+                             note="TCPXO offloads the TCP work to the NIC"),
+    "TCPXO_hop_s": Fact(25e-6, "s", "n/a",
+                        "indicative: as TCPX (not measured here)", True,
+                        note="assumed equal to TCPX"),
+}
+#: Network families of ``NICS`` and their NETWORK keys.
+NETWORK_KINDS = ("InfiniBand", "RoCEv2", "EFA", "TCPX", "TCPXO")
+
+
+def network_efficiency(family: str) -> float:
+    """Payload fraction of a port's line rate for a network kind.
+
+    >>> network_efficiency("EFA")
+    0.67
+    """
+    family = check_choice(family, "family", NETWORK_KINDS)
+    return NETWORK[f"{family}_efficiency"].value
+
+
+def network_hop_s(family: str) -> float:
+    """Extra cost of one network step of a network kind, on top of NCCL's NET latency.
+
+    >>> network_hop_s("TCPXO") * 1e6
+    25.0
+    """
+    family = check_choice(family, "family", NETWORK_KINDS)
+    return NETWORK[f"{family}_hop_s"].value
+
+
+__all__ += ["CPU_LINKS", "PCIE_PATHS", "NETWORK", "NETWORK_KINDS",
+            "cpu_link_names", "cpu_link_bw_bytes_per_s", "network_efficiency",
+            "network_hop_s"]
+
+# NCCL's per-step latency of the NVLS_TREE algorithm across nodes (v2.20.3
+# hwLat[NET][NVLS_TREE][Simple]); the other NCCL_TUNING entries are above.
+NCCL_TUNING.update({
+    "nvls_tree_simple_hop_net": Fact(14.0 * US, "s", "n/a", SRC_NCCL_TUNING_V220,
+                                     note="hwLat NET NVLSTree/Simple"),
+})
+
+# How each network kind's NCCL is set up in practice.  "chooser": "nccl" --
+# NCCL's own estimate picks the algorithm and protocol; "tuner" -- the cloud
+# ships a tuner plugin whose choices were measured on that fabric, so the
+# fastest really runs.  "algorithms"/"protocols": what the provider's required
+# NCCL environment leaves enabled (None: all).
+NETWORK_PROFILES: dict[str, dict] = {
+    "InfiniBand": {"chooser": "nccl", "algorithms": None, "protocols": None,
+                   "source": SRC_NCCL_TUNING_V220},
+    "RoCEv2": {"chooser": "nccl", "algorithms": None, "protocols": None,
+               "source": SRC_NCCL_TUNING_V220},
+    "EFA": {"chooser": "tuner", "algorithms": None, "protocols": None,
+            "source": "aws/aws-ofi-nccl:src/tuner/nccl_ofi_tuner.c (the plugin's "
+                      "tuner replaces NCCL's algorithm/protocol choice on EFA)"},
+    "TCPX": {"chooser": "tuner", "algorithms": ("ring", "tree"), "protocols": ("simple",),
+             "source": "Google Cloud GPUDirect-TCPX(O) NCCL profile (nccl-env-profile.sh: "
+                       "NCCL_ALGO=Ring,Tree, NCCL_PROTO=Simple, NCCL_NVLS_ENABLE=0, "
+                       "NCCL_TUNER_PLUGIN=libnccl-tuner.so; the guest config checker "
+                       "enforces NCCL_ALGO and NCCL_PROTO)"},
+    "TCPXO": {"chooser": "tuner", "algorithms": ("ring", "tree"), "protocols": ("simple",),
+              "source": "Google Cloud GPUDirect-TCPXO NCCL profile (as TCPX; "
+                        "a3plus_tuner_config.textproto)"},
+}
+
+
+def network_profile(family: str) -> dict:
+    """How NCCL runs on a network kind: ``chooser``, ``algorithms``, ``protocols``.
+
+    >>> network_profile("TCPXO")["protocols"]
+    ('simple',)
+    """
+    return NETWORK_PROFILES[check_choice(family, "family", NETWORK_KINDS)]
+
+
+__all__ += ["NETWORK_PROFILES", "network_profile"]

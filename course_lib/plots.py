@@ -17,7 +17,7 @@ from .analytic import collective_time_s
 from .units import check_choice, check_int
 
 __all__ = ["plot_timeline", "plot_link_utilisation", "plot_sim_vs_bound",
-           "plot_busbw_vs_measured", "plot_copy_reference"]
+           "plot_busbw_vs_measured", "plot_copy_reference", "plot_predicted_vs_measured"]
 
 
 def _axes(ax):
@@ -316,4 +316,46 @@ def plot_copy_reference(reference=None, own=None, models: bool = True,
                  + (" and your run" if own_recs else ""))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
+
+
+def plot_predicted_vs_measured(rows, ax=None, band: float = 0.2):
+    """Predicted against measured busbw, one marker per system (log-log).
+
+    Parameters
+    ----------
+    rows : list of dict
+        From :func:`course_lib.predict.validation_rows` (each with
+        ``system``, ``measured_busbw``, ``predicted_busbw``, ``rel_error``).
+    band : float
+        Shade the region within this relative error of the diagonal.
+
+    The legend gives each system's median busbw error.  Points on the
+    diagonal are predicted exactly; above it the model is too optimistic.
+    """
+    ax = _axes(ax)
+    if not rows:
+        raise ValueError("rows is empty: pass predict.validation_rows(...)")
+    if not 0 < band < 1:
+        raise ValueError(f"band must be between 0 and 1, got {band!r}")
+    by = {}
+    for r in rows:
+        by.setdefault(r["system"], []).append(r)
+    lo = min(min(r["measured_busbw"], r["predicted_busbw"]) for r in rows) / 1e9
+    hi = max(max(r["measured_busbw"], r["predicted_busbw"]) for r in rows) / 1e9
+    x = np.geomspace(lo / 2, hi * 2, 50)
+    ax.fill_between(x, x * (1 - band), x * (1 + band), color="0.9",
+                    label=f"within ±{band:.0%}")
+    ax.plot(x, x, "-", color="0.5", lw=1)
+    markers = "osD^vP*Xh<>"
+    for i, (system, rs) in enumerate(by.items()):
+        med = float(np.median(np.abs([r["rel_error"] for r in rs])))
+        ax.plot([r["measured_busbw"] / 1e9 for r in rs],
+                [r["predicted_busbw"] / 1e9 for r in rs], markers[i % len(markers)],
+                ms=5, alpha=0.8, label=f"{system[:42]} ({med:.0%})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured busbw (GB/s)")
+    ax.set_ylabel("predicted busbw (GB/s)")
+    ax.set_title("held-out nccl-tests runs: predicted vs measured (median error)")
+    ax.legend(fontsize=7, loc="upper left")
     return ax

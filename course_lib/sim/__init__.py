@@ -180,7 +180,8 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         are not neighbours).  Default: on a single-node ``fabric="mesh"``
         or ``"cube-mesh"`` Cluster, as many as ``ring_orders`` finds (e.g.
         6 on 4x A100 mesh and on the DGX-1), as NCCL builds its rings;
-        elsewhere 1.
+        on a multi-node Cluster, one per NIC (``nics_per_node``), as NCCL
+        runs one ring through each NIC; elsewhere 1.
     overheads : bool, optional
         Add the calibrated launch, base latency and exposed slices (default:
         yes for a Cluster, no for a topology).
@@ -242,6 +243,9 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
                 and cl.fabric in ("mesh", "cube-mesh"):
             most = int(nccl_tuning("max_channels"))
             channels = len(schedules.ring_orders(net.topo, most))
+        elif algo == "ring" and cl is not None and cl.nodes > 1:
+            # NCCL runs one ring per NIC across nodes (as predict_collective)
+            channels = min(cl.nics_per_node, int(nccl_tuning("max_channels")))
     ranks = net.gpus
     n = len(ranks)
     if n < 2:

@@ -115,10 +115,18 @@ class Network:
                 else:
                     net.link_bw[i] *= calibration("pcie_dma_efficiency")
             else:
-                net.link_bw[i] *= calibration("net_efficiency")
+                # what predict_collective's Simple ring gets from one NIC: the
+                # port x the network kind's efficiency, capped by PCIe and, for a
+                # NIC on the other socket, by the socket link
+                net.link_bw[i] = (cluster.nic_bw_bytes_per_s()
+                                  * calibration("simple_efficiency")
+                                  if cluster.nic else
+                                  net.link_bw[i] * calibration("net_efficiency"))
         del per_link_raw
         net.hop_latency_s = {k: nccl_tuning(f"ring_simple_hop_{k}")
                              for k in ("nvlink", "pcie", "net")}
+        # a network step of a TCP-based transport waits longer (hardware.NETWORK)
+        net.hop_latency_s["net"] += cluster.net_hop_s()
         net.cluster = cluster
         return net
 

@@ -232,6 +232,21 @@ def _hamiltonian_cycle(nbrs, allowed, ratio):
     return None
 
 
+def _step_share(net, src, dst):
+    """Each send's static equal share of its most contended link when all the
+    sends of one step (``src[i] -> dst[i]``) run together, bytes/s.
+
+    Several rings (channels) through one NVLink port share it; rings through
+    different NICs do not -- the exposed slice of a step is paid at this rate.
+    """
+    pair, links, _, _ = net.pair_table(src, dst)
+    used = links[pair]
+    count = np.bincount(used[used >= 0], minlength=len(net.link_bw))
+    share = np.where(used >= 0, net.link_bw[np.maximum(used, 0)]
+                     / np.maximum(count[np.maximum(used, 0)], 1), np.inf)
+    return share.min(axis=1)
+
+
 def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
          start_deps=None, queue_base=0, job=0):
     """Rings over ``orders`` (R x n node ids), all stepping together.
@@ -264,6 +279,11 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
     # piece j of step s at position i waits for piece j of step s-1 sent by i-1
     dep = np.full(ids.shape, -1, dtype=np.int64)
     dep[1:] = np.roll(ids, 1, axis=3)[:-1]
+    if overheads is not None and chunks > 1:
+        # calibrated (NCCL-like): a step starts when the previous step's last
+        # piece has arrived, so the per-step costs (hop latency, exposed slice)
+        # are paid once per step, as predict_collective charges them
+        dep[1:, 0] = np.roll(ids, 1, axis=3)[:-1, -1]
     dep = dep.reshape(-1, 1)
     if start_deps is not None:
         sd = np.full(ids.shape, -1, dtype=np.int64)
@@ -272,9 +292,9 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
     extra = np.zeros(len(src_all))
     if overheads is not None:
         if overheads.slice_bytes:
-            pair, _, _, bw = net.pair_table(src.ravel(), dst.ravel())
+            share = _step_share(net, src.ravel(), dst.ravel())
             extra += np.tile(min(overheads.slice_bytes, piece * R * chunks)
-                             / (bw[pair] * R), reps)
+                             / (share * R), reps) * (J == 0)
         if start_deps is None:
             extra[S == 0] += overheads.launch_s
     batch = b._batch + 1 + S * chunks + J
@@ -306,15 +326,22 @@ def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None):
     dep = np.roll(np.arange(R * n).reshape(R, n), 1, axis=1).ravel()
     extra = np.zeros(R * n)
     if overheads is not None and overheads.slice_bytes:
-        pair, _, _, bw = net.pair_table(src, dst)
-        extra += min(overheads.slice_bytes, piece * R * chunks) / (bw[pair] * R)
+        extra += min(overheads.slice_bytes, piece * R * chunks) / (
+            _step_share(net, src, dst) * R)
     first = extra + overheads.launch_s if overheads is not None else extra
+    calibrated = overheads is not None
+    none = np.zeros(R * n)
     for s in range(steps):
-        for _ in range(chunks):
+        for j in range(chunks):
             if s == 0:
-                yield Step(src, dst, piece, queue, first)
+                yield Step(src, dst, piece, queue, first if j == 0 or not calibrated
+                           else none + overheads.launch_s)
+            elif calibrated and j == 0:
+                # the step waits for the previous step's last piece (see ring)
+                yield Step(src, dst, piece, queue, extra, dep, back=1)
             else:
-                yield Step(src, dst, piece, queue, extra, dep, back=chunks)
+                yield Step(src, dst, piece, queue, none if calibrated else extra, dep,
+                           back=chunks)
 
 
 def chain(b, net, order, n_bytes, chunks=1, overheads=None, queue_base=0, job=0):
