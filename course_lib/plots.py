@@ -316,6 +316,7 @@ def plot_copy_reference(reference=None, own=None, models: bool = True,
                  + (" and your run" if own_recs else ""))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
+    return ax
 
 
 def plot_predicted_vs_measured(rows, ax=None, band: float = 0.2):
