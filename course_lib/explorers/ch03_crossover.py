@@ -27,11 +27,11 @@ SIZES_BYTES = np.logspace(2, 10, 33)
 
 CONTROLS = {
     "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
-    "nvlink_links": {"type": "IntSlider", "min": 1, "max": 18, "value": 18,
-                     "description": "NVLink links between the pair (up to the GPU's)"},
     "n_bytes": {"type": "FloatLogSlider", "min": 2, "max": 10, "step": 0.25,
                 "value": 1e7, "description": "message size (bytes)",
                 "readout_format": ".3g"},
+    "nvlink_links": {"type": "IntSlider", "min": 1, "max": 18, "value": 18,
+                     "description": "NVLink links between the pair (up to the GPU's)"},
 }
 
 
