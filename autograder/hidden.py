@@ -70,9 +70,19 @@ def _python_source(src: str) -> str:
         return src
 
 
+def _alias(value) -> bool:
+    if isinstance(value, (ast.Lambda, ast.Name)):
+        return True
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, ast.Name) and not value.id.startswith("__")
+
+
 def definitions(src: str) -> str:
-    """The top-level ``def``/``class``/``import`` statements of a cell (and
-    ``name = lambda ...``), as source; everything else is left out."""
+    """The top-level ``def``/``class``/``import`` statements of a cell, and plain
+    aliases (``name = lambda ...``, ``name = other``, ``name = mod.attr``), as
+    source; everything else (calls, attribute or item assignment, loops) is left
+    out: the values they computed come from the snapshot."""
     try:
         tree = ast.parse(_python_source(src))
     except (SyntaxError, ValueError):
@@ -81,9 +91,9 @@ def definitions(src: str) -> str:
     for node in tree.body:
         if isinstance(node, _KEEP):
             keep.append(node)
-        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
+        elif (isinstance(node, ast.Assign) and _alias(node.value)
               and all(isinstance(t, ast.Name) and not t.id.startswith("__") for t in node.targets)):
-            keep.append(node)
+            keep.append(node)  # f = lambda ...; g = f; h = np.polyfit
     return "\n".join(ast.unparse(n) for n in keep)
 
 
@@ -265,15 +275,17 @@ def run_job(job: dict, emit) -> None:
         try:
             signal.alarm(limit)
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-                for label, code in ([("definitions", c) for c in test["definitions"]]
-                                    + [("setup", test["imports"])]):
-                    try:
-                        exec(compile(code, f"<{label}>", "exec"), ns)
-                    except _Timeout:
-                        raise
-                    except BaseException:
-                        pass  # a definition that fails leaves its name undefined
-                guard.restore()
+                exec(compile(test["imports"], "<setup>", "exec"), ns)
+                for code in test["definitions"]:
+                    for node in ast.parse(code).body:
+                        try:
+                            exec(compile(ast.Module([node], []), "<definitions>", "exec"), ns)
+                        except _Timeout:
+                            raise
+                        except BaseException:
+                            pass  # a definition that fails leaves its name undefined
+                guard.restore()  # undo what default arguments or class bodies changed
+                exec(compile(test["imports"], "<setup>", "exec"), ns)
                 try:
                     exec(compile(test["source"], "<test cell>", "exec"), ns)
                     failure = None
