@@ -20,10 +20,15 @@ Wired in by ``autograder/nbgrader_config.py``:
   submissions and the course code, restores what the kernel changed and
   zeroes the notebook.  Every event goes to a JSON-lines incident log that
   ``python -m autograder autograde`` turns into the "needs a human" list.
-* :class:`SandboxedKernelManager`: starts each kernel through
-  :mod:`autograder.sandbox` (memory, CPU-time and file-size limits), with a
-  private, throw-away ``HOME``/``IPYTHONDIR`` so nothing a student writes
-  there (start-up files, ``.pth`` in a user site) reaches the next kernel.
+* :class:`SandboxedKernelManager`: starts each kernel behind
+  :mod:`autograder.isolation` / :mod:`autograder.jail`: the unprivileged grading
+  user, PID and mount namespaces, resource limits (memory, CPU time, file size,
+  processes), a private throw-away work directory as ``HOME`` and working
+  directory, ``python -S -s -P``.
+* Test cells never run in the kernel: :class:`GuardedExecute` saves the data
+  where each test stands and runs the tests afterwards in a fresh interpreter
+  (:mod:`autograder.hidden`) that holds only the student's definitions.
+* :class:`HideHiddenTests` (feedback): the hidden tests' source is not shown.
 """
 
 from __future__ import annotations

@@ -108,6 +108,9 @@ SUSPICIOUS = {
                        r"^\s*(?:cl|course_lib|np|numpy|math)\.\w+\s*=(?!=)",
     "reaches course files": r"gradebook|nbgrader|\bsolutions\b|\bautograded\b|\bsubmitted\b|"
                             r"\.\./|\bos\.walk\b|\bglob\b|\bos\.listdir\b",
+    "defines comparison or conversion methods": r"def\s+__(?:eq|ne|lt|le|gt|ge|bool|float|"
+                                                r"int|abs|sub|rsub|truediv|round|index)__\s*\(",
+    "installs a trace hook or swaps code": r"\bsettrace\b|\bsetprofile\b|__code__",
     "low-level escape": r"\bctypes\b|\bgc\.get_referr|\bsubprocess\b|os\.system|os\.fork|"
                         r"\bexec\s*\(|\beval\s*\(|__import__",
 }
