@@ -284,6 +284,17 @@ def _startup_files(before=None):
     return new
 
 
+def _killpg(proc) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=10)
+    except Exception:
+        pass
+
+
 def cap_outputs(cell, limit: int) -> None:
     """Cut a cell's outputs to ``limit`` bytes each (text) or drop them (images), with a note."""
     for out in cell.get("outputs", []):
@@ -409,19 +420,27 @@ class GuardedExecute(Execute):
         before = _fingerprint(protected + watched)
         saved = _backup(protected)
         starts = _startup_files()
+        # In its own PID namespace the test runner is invisible to the kernel, so it can
+        # start now and import NumPy and course_lib while the notebook runs.
+        self._runner = self._start_runner() if iso.namespaces else None
         try:
             nb, resources = super().preprocess(nb, resources, km)
             self._kill_kernel()
-            n = iso.sweep()
-            if n:
-                record_incident("escaped", resources, f"{n} process(es) of the grading user were "
-                                "still running after the notebook; killed")
+            # what outlived the kernel dies now, before the tests run (with namespaces the
+            # kernel's death killed it already, and the early test runner is the user's too)
+            n = iso.sweep() if self._runner is None else 0
             t0 = time.monotonic()
             self._run_hidden(nb, resources)
             self.log.debug("hidden tests took %.2f s", time.monotonic() - t0)
+            n += iso.sweep()
+            if n:
+                record_incident("escaped", resources, f"{n} process(es) of the grading user were "
+                                "still running after the notebook; killed")
         finally:
             resources["metadata"]["path"] = own
             self._kill_kernel()
+            if self._runner is not None and self._runner.poll() is None:
+                _killpg(self._runner)
             iso.sweep()
             shutil.rmtree(self._workdir, ignore_errors=True)
             new_starts = _startup_files(starts)
@@ -494,19 +513,14 @@ class GuardedExecute(Execute):
         token = hashlib.blake2b(os.urandom(32), digest_size=16).hexdigest()
         job = {"token": token, "sys_path": python_path(), "timeout_s": int(self.timeout or 30),
                "preload": sorted(preload), "tests": tests}
-        iso = isolation()
-        env = kernel_env(self._workdir)
-        cmd = iso.command([sys.executable, "-I", "-S", hidden.__file__], self._workdir, env,
-                          hide=self._hide_paths(),
-                          memory_bytes=self.kernel_memory_bytes(), cpu_s=600,
-                          file_bytes=256 * 2**20)
         limit = len(tests) * (int(self.timeout or 30) + 2) + 30
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = self._runner if self._runner is not None and self._runner.poll() is None \
+            else self._start_runner()
+        self._runner = None
         try:
             out, _ = proc.communicate(json.dumps(job).encode(), timeout=limit)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
+        except (subprocess.TimeoutExpired, BrokenPipeError):
+            _killpg(proc)
             out, _ = proc.communicate()
         results = hidden.parse_results(out[:50 * 2**20].decode("utf-8", "replace"), token)
         for test in tests:
@@ -528,6 +542,20 @@ class GuardedExecute(Execute):
                 record_incident("spoof", resources, f"{test['grade_id']}: the student's code "
                                 "changed the test environment while the test ran: "
                                 + "; ".join(map(str, row["tamper"][:3])))
+
+    def _start_runner(self):
+        """Start the test runner (:mod:`autograder.hidden`) behind the boundary; it
+        reads its job from stdin."""
+        env = kernel_env(self._workdir)
+        env["AG_SYS_PATH"] = json.dumps(python_path())
+        cmd = isolation().command([sys.executable, "-I", "-S", hidden.__file__], self._workdir,
+                                  env, hide=self._hide_paths(),
+                                  memory_bytes=self.kernel_memory_bytes(), cpu_s=600,
+                                  file_bytes=256 * 2**20)
+        err = open(os.environ["AG_DEBUG_STDERR"], "ab") if os.environ.get("AG_DEBUG_STDERR") \
+            else subprocess.DEVNULL
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=err, start_new_session=True)
 
     def kernel_memory_bytes(self):
         from traitlets.config import Config

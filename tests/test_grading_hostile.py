@@ -177,7 +177,7 @@ def code_only(nb):
 GRADED = {
     "good": (lambda: submission(RING), ALL, set()),
     "blank": (lambda: submission(RING, parts=set()), 0.0, set()),
-    "zz_after": (lambda: submission(RING), ALL, set()),
+    "zzafter": (lambda: submission(RING), ALL, set()),
     # untrusted test environment: each would pass part D (or B, or E) if it worked
     "mathrebind": (lambda: submission(RING, edit=chain(wrong_busbw, append_to("part_d", MATH_REBIND))),
                    ALL - P["part_d"], set()),
@@ -236,8 +236,11 @@ def entries():
 
 
 def _repo_status():
-    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO_ROOT,
-                          capture_output=True, text=True).stdout
+    """New files in the checkout, tracked-ignored or not (not the byte-code pytest writes)."""
+    out = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"],
+                         cwd=REPO_ROOT, capture_output=True, text=True).stdout
+    return sorted(line for line in out.splitlines() if line[:2] in ("??", "!!")
+                  and "__pycache__" not in line and ".pytest_cache" not in line)
 
 
 def _site_packages():
@@ -303,7 +306,7 @@ def test_each_submission_gets_the_right_grade(run, student):
 def test_innocent_students_are_never_charged(run):
     """No incident lands on a student who did nothing (a mid-batch write by someone
     else's process must not be blamed on whoever is being graded)."""
-    for s in ("good", "blank", "zz_after", "nearly", "Zoë Müller", "twice"):
+    for s in ("good", "blank", "zzafter", "nearly", "Zoë Müller", "twice"):
         assert not run["rows"][s].incidents, (s, run["rows"][s].incidents)
 
 
@@ -345,7 +348,7 @@ def test_start_up_files_never_persist(run):
     """sitecustomize.py in the repository, a .pth in the venv: refused (another
     user) or removed and charged to the writer (same user); never left behind."""
     assert run["evil"] == [], f"planted start-up files survived: {run['evil']}"
-    assert run["rows"]["zz_after"].score == ALL
+    assert run["rows"]["zzafter"].score == ALL
 
 
 @ROOT_ONLY
@@ -373,7 +376,7 @@ def test_feedback_shows_only_the_students_own_work(run):
     leak = open(os.path.join(course_dir, "feedback", "leaker", RING, f"{RING}.html"),
                 encoding="utf-8").read()
     assert "LEAKED b" not in leak and "SQLite format" not in leak
-    assert "zz_after" not in leak and "mathrebind" not in leak, "classmates' names leaked"
+    assert "zzafter" not in leak and "mathrebind" not in leak, "classmates' names leaked"
     assert "blocked:" in leak
     for student in GRADED:
         html = open(os.path.join(course_dir, "feedback", student, RING, f"{RING}.html"),
@@ -405,7 +408,8 @@ def test_huge_outputs_are_cut(run, student):
 def test_pipeline_run_elsewhere_writes_nothing_into_the_checkout(run):
     assert run["course"].dir == os.path.join(run["elsewhere"], "course")
     assert run["csv"] == os.path.join(run["course"].dir, "grades.csv")
-    assert run["status_after"] == run["status_before"], "the pipeline changed the checkout"
+    new = set(run["status_after"]) - set(run["status_before"])
+    assert not new, f"the pipeline wrote into the checkout: {sorted(new)}"
     assert not os.path.exists(os.path.join(REPO_ROOT, "grades.csv"))
     with pytest.raises(ValueError, match="repository"):
         run["course"].output_path(os.path.join(REPO_ROOT, "grades.csv"))
