@@ -13,12 +13,12 @@ Wired in by ``autograder/nbgrader_config.py``:
   (``os._exit``, killed, out of memory) no longer aborts the notebook -- the
   cells after it are marked failed and the rest of the batch goes on; a
   time-out is followed by a probe, and a kernel that ignores the interrupt is
-  killed; a whole-notebook time budget; before each test cell it calls
-  :func:`autograder.kernel_guard.restore` in the kernel (undoing
-  monkey-patched builtins, helpers and IPython hooks); around each notebook
-  it fingerprints the gradebook, the source and release trees, the other
-  submissions and the course code, restores what the kernel changed and
-  zeroes the notebook.  Every event goes to a JSON-lines incident log that
+  killed; a whole-notebook time budget; stored outputs are capped
+  (:func:`cap_outputs`); around each notebook it fingerprints the gradebook,
+  the source and release trees, the other submissions and the course code,
+  restores what was changed and zeroes the notebook, and removes Python
+  start-up files (``sitecustomize``, ``.pth``) left on the interpreter's path
+  (the only protection of files when the grader is not root).  Every event goes to a JSON-lines incident log that
   ``python -m autograder autograde`` turns into the "needs a human" list.
 * :class:`SandboxedKernelManager`: starts each kernel behind
   :mod:`autograder.isolation` / :mod:`autograder.jail`: the unprivileged grading
@@ -45,7 +45,7 @@ import time
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
-from traitlets import Bool, Float, Integer, List, Unicode
+from traitlets import Float, Integer, List, Unicode
 
 from nbgrader import utils
 from nbgrader.api import Gradebook
@@ -333,9 +333,6 @@ class GuardedExecute(Execute):
     probe_timeout = Float(
         5.0, help="After a cell times out: seconds the kernel gets to answer a no-op "
                   "before it is killed as unresponsive."
-    ).tag(config=True)
-    restore_before_tests = Bool(
-        True, help="Call autograder.kernel_guard.restore() before each test cell."
     ).tag(config=True)
     protected_paths = List(
         Unicode(), help="Files/trees the kernel must not change; restored (and the "
