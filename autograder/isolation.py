@@ -76,12 +76,35 @@ class Isolation:
         self.uid, self.gid = _ensure_user(STUDENT_USER)
         self.mode = "user"
         self.why = f"student code runs as {STUDENT_USER} (uid {self.uid})"
-        if shutil.which("unshare") and shutil.which("mount"):
+        if shutil.which("unshare") and shutil.which("mount") \
+                and os.environ.get("INTERCONNECT_NAMESPACES", "1") != "0":
             probe = subprocess.run(["unshare", "--pid", "--fork", "--kill-child", "--mount",
                                     "--mount-proc", "true"], capture_output=True)
             self.namespaces = probe.returncode == 0
         self.why += (", in its own PID and mount namespaces" if self.namespaces else
                      "; no namespaces here (unshare failed): processes are swept by uid")
+        problem = self._probe()
+        if problem:
+            if want == "user":
+                raise RuntimeError(f"INTERCONNECT_ISOLATION=user, but {STUDENT_USER} cannot run "
+                                   f"the interpreter: {problem}")
+            self.uid = self.gid = None
+            self.mode, self.namespaces = "none", False
+            self.why = (f"{STUDENT_USER} cannot run the interpreter here ({problem}); student code "
+                        "runs with the grader's user id")
+
+    def _probe(self) -> str:
+        """'' if the grading user can start the interpreter behind the boundary."""
+        work = self.workdir("ag-probe-")
+        try:
+            cmd = self.command([sys.executable, "-I", "-S", "-c", "pass"], work,
+                               {"PATH": os.environ.get("PATH", "")})
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["?"])[-1]
+        except (OSError, subprocess.SubprocessError) as exc:
+            return str(exc)
+        finally:
+            self.remove(work)
 
     # -- work directories --------------------------------------------------------
     def workdir(self, prefix: str = "ag-run-") -> str:

@@ -53,8 +53,9 @@ def _closed_ancestor(path):
 def expose(paths, stage_root):
     """Make ``paths`` reachable through closed ancestors (mount namespace only)."""
     groups = {}
-    for p in paths:
-        p = os.path.realpath(p)
+    real = sorted({os.path.realpath(p) for p in paths})
+    real = [p for p in real if not any(p.startswith(q + os.sep) for q in real)]  # outermost only
+    for p in real:
         top = _closed_ancestor(p)
         if top and top != p:
             groups.setdefault(top, []).append(p)

@@ -144,12 +144,13 @@ time.sleep(0.5)
 LEAK = '''
 import os, glob, course_lib
 _repo = os.path.dirname(os.path.dirname(course_lib.__file__))
-for _p in ["@COURSE@/gradebook.db", _repo + "/solutions/hop_counts/hop_counts.ipynb",
-           "@COURSE@/submitted/good/ring_allreduce/ring_allreduce.ipynb",
-           "@COURSE@/solutions/ring_allreduce/ring_allreduce.ipynb"]:
+for _what, _p in [("gradebook", "@COURSE@/gradebook.db"),
+                  ("hidden-tests", _repo + "/solutions/hop_counts/hop_counts.ipynb"),
+                  ("classmate", "@COURSE@/submitted/good/ring_allreduce/ring_allreduce.ipynb"),
+                  ("course-copy", "@COURSE@/solutions/ring_allreduce/ring_allreduce.ipynb")]:
     try:
         with open(_p, "rb") as _fh:
-            print("LEAKED", _fh.read(4000))
+            print("LEAKED", _what, _fh.read(4000))
     except Exception as _e:
         print("blocked:", type(_e).__name__)
 print("LISTING", sorted(glob.glob("@COURSE@/*")), sorted(glob.glob("@COURSE@/submitted/*")))
@@ -356,8 +357,16 @@ def test_escaped_daemon_is_killed_and_wrote_nothing(run):
     course_dir = run["course"].dir
     assert run["beat"] is not None, "the daemon never ran: the test proves nothing"
     assert run["beat"] == run["beat_later"], "a daemon of the submission is still running"
-    alive = subprocess.run(["pgrep", "-u", str(ISO.uid)], capture_output=True, text=True).stdout
-    assert not alive.strip(), f"processes of the grading user survive: {alive}"
+    alive = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        if int(fields["Uid"].split()[1]) == ISO.uid and not fields["State"].strip().startswith("Z"):
+            alive.append(pid)
+    assert not alive, f"processes of the grading user survive: {alive}"
     for path in (os.path.join(course_dir, "gradebook.db"), run["csv"],
                  os.path.join(course_dir, "submitted", "good", RING, f"{RING}.ipynb"),
                  os.path.join(course_dir, "autograded", "good", RING, f"{RING}.ipynb")):
@@ -375,7 +384,11 @@ def test_feedback_shows_only_the_students_own_work(run):
     assert run["n_feedback"] == len(GRADED)
     leak = open(os.path.join(course_dir, "feedback", "leaker", RING, f"{RING}.html"),
                 encoding="utf-8").read()
-    assert "LEAKED b" not in leak and "SQLite format" not in leak
+    for what in ("gradebook", "classmate", "course-copy"):
+        assert f"LEAKED {what}" not in leak, what
+    if ISO.namespaces:  # without a mount namespace the checkout's solutions/ stays readable
+        assert "LEAKED hidden-tests" not in leak
+    assert "SQLite format" not in leak
     assert "zzafter" not in leak and "mathrebind" not in leak, "classmates' names leaked"
     assert "blocked:" in leak
     for student in GRADED:
