@@ -582,7 +582,7 @@ class GuardedExecute(Execute):
             # here only the data the student's cells computed so far is saved
             cell.outputs = []
             snap = os.path.join(self._workdir, f"snapshot-{index}.pkl")
-            status = self._silent(hidden.SNAPSHOT_CODE.format(path=snap), self.probe_timeout + 10)
+            status = self._silent(hidden.SNAPSHOT_CODE.format(path=snap, max_bytes=hidden.MAX_VALUE_BYTES), self.probe_timeout + 10)
             if status in (None, "dead"):
                 self._stop_kernel(cell, resources, "kernel did not answer before a test cell"
                                   if status is None else "kernel died")
