@@ -39,7 +39,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 from jupyter_client.manager import AsyncKernelManager

@@ -35,7 +35,6 @@ import json
 import os
 import pickle
 import sys
-import traceback
 
 __all__ = ["SNAPSHOT_CODE", "definitions", "SafeUnpickler", "parse_results"]
 

@@ -436,5 +436,7 @@ def test_scan_flags_comparison_spoofing():
 
 def test_isolation_mode_is_stated(run):
     assert ISO.describe().startswith("isolation: ")
-    if os.geteuid() == 0:
-        assert ISO.mode == "user" and ISO.uid not in (None, 0)
+    forced = {k: os.environ[k] for k in ("INTERCONNECT_ISOLATION", "INTERCONNECT_NAMESPACES")
+              if k in os.environ}
+    if os.geteuid() == 0 and not forced:
+        assert ISO.mode == "user" and ISO.uid not in (None, 0), ISO.why
