@@ -22,6 +22,7 @@ through :meth:`Isolation.command`:
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -128,6 +129,7 @@ class Isolation:
     def _stage(self) -> str:
         if not getattr(self, "_stage_dir", None):
             self._stage_dir = tempfile.mkdtemp(prefix="ag-stage-")  # root-owned, 0700
+            atexit.register(shutil.rmtree, self._stage_dir, True)  # empty outside namespaces
         return self._stage_dir
 
     def command(self, cmd: list[str], workdir: str, env: dict, hide=(),
