@@ -32,8 +32,9 @@ COURSE_ID = "interconnect-city"
 #: The repository root (the folder that holds ``solutions/`` and ``course_lib/``).
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-#: Where the pipeline keeps the gradebook and student folders by default.
-DEFAULT_COURSE_DIR = os.path.join(REPO_ROOT, "course")
+#: Where the pipeline keeps the gradebook and student folders by default: ``./course``
+#: in the directory it is run from (git-ignored when that is the repository root).
+DEFAULT_COURSE_DIR = "course"
 
 #: The graded assignments, in teaching order (folder names under ``solutions/``).
 ASSIGNMENTS = ("ring_allreduce", "hop_counts", "scaling_limits", "pinned_vs_pageable")

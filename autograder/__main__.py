@@ -15,7 +15,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m autograder",
                                 description="Interconnect City grading pipeline (nbgrader 0.9.6)")
     p.add_argument("--course", default=None,
-                   help="course directory (default: ./course in the repository)")
+                   help="course directory (default: ./course in the current folder)")
     p.add_argument("--cell-timeout", type=int, default=None, help="seconds per cell (default 30)")
     p.add_argument("--notebook-timeout", type=int, default=None,
                    help="seconds per notebook (default 300)")
@@ -42,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("assignment")
 
     e = sub.add_parser("export", help="grades to CSV")
-    e.add_argument("--to", default=None, help="CSV path (default: course/grades.csv)")
+    e.add_argument("--to", default=None, help="CSV path (default: grades.csv in the course directory; "
+                   "a relative path is taken inside it; never inside the repository checkout)")
 
     v = sub.add_parser("validate", help="run a notebook's tests as a student would (exit 1 on failure)")
     v.add_argument("notebooks", nargs="+")

@@ -26,7 +26,9 @@ from nbgrader.preprocessors import (  # noqa: E402
     OverwriteCells, OverwriteKernelspec, SaveAutoGrades, AssignLatePenalties)
 
 from autograder import COURSE_ID  # noqa: E402
-from autograder.guard import GuardedExecute, RestoreCellMetadata  # noqa: E402
+from autograder.guard import GuardedExecute, HideHiddenTests, RestoreCellMetadata  # noqa: E402
+from nbgrader.preprocessors import GetGrades  # noqa: E402
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 
 c = get_config()  # noqa: F821  (provided by traitlets when it loads this file)
 
@@ -99,9 +101,11 @@ c.SandboxedKernelManager.memory_limit_bytes = int(
     os.environ.get("INTERCONNECT_KERNEL_MEMORY_BYTES", str(2 * 2**30)))
 c.SandboxedKernelManager.cpu_limit_s = 600
 c.LimitOutput.max_lines = 200
+c.GuardedExecute.max_output_bytes = 1_000_000   # a 200 MB print or a 50 MB image is cut
 c.LimitOutput.max_traceback = 60
 # The same settings apply to students' Validate button: a hang there times out too.
 c.Validator.validate_all = True
 
 # --- feedback ------------------------------------------------------------------
 c.GenerateFeedback.force = False
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]

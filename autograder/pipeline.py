@@ -19,13 +19,75 @@ import re
 import shutil
 import subprocess
 import sys
+import unicodedata
+import zipfile
 from dataclasses import dataclass, field
 
 import nbformat
 
 from . import COURSE_ID, REPO_ROOT, assignments_in
 
-__all__ = ["Course", "GradeRow", "normalise_notebook", "scan_notebook", "SUSPICIOUS"]
+__all__ = ["Course", "GradeRow", "normalise_notebook", "scan_notebook", "SUSPICIOUS",
+           "parse_entry", "valid_student_id", "LATEST_RULE"]
+
+#: Which of several attempts by one student counts.
+LATEST_RULE = ("latest attempt wins: the newest file time in the zip; on equal times the higher "
+               "copy number ('name (2).ipynb' beats 'name (1).ipynb' beats 'name.ipynb'); then "
+               "the later entry in the zip")
+#: Largest notebook accepted from a zip.
+MAX_SUBMISSION_BYTES = 20 * 2**20
+_ID_OK = re.compile(r"^[\w][\w .'@-]{0,63}$")
+
+
+def valid_student_id(student: str) -> str | None:
+    """``None`` if ``student`` is a safe student id, else the reason it is not."""
+    if not student or student.strip() != student:
+        return "empty student id, or spaces around it"
+    if student in (".", "..") or ".." in student:
+        return f"student id {student!r} contains '..'"
+    if not _ID_OK.match(student):
+        return (f"student id {student!r}: only letters (any script), digits, space, "
+                "'.', '-', '_', \"'\" and '@' are allowed, up to 64 characters, starting with a "
+                "letter or digit")
+    return None
+
+
+def parse_entry(name: str, notebooks) -> tuple | str:
+    """``(student, notebook, copy)`` for one file name in an LMS zip, or the reason
+    it is rejected.  ``copy`` is n for 'x (n).ipynb', else 0."""
+    name = unicodedata.normalize("NFC", name.replace("\\", "/"))
+    parts = [p for p in name.split("/") if p]
+    if not parts:
+        return "empty name"
+    if ".." in parts:
+        return "path in the zip contains '..'"
+    if parts[0] == "__MACOSX" or parts[-1].startswith("._"):
+        return "macOS metadata, not a submission"
+    base = parts[-1]
+    copy_re = r"(?:\s*\((?P<copy>\d{1,3})\))?\.ipynb$"
+    names = "|".join(re.escape(n) for n in sorted(notebooks, key=len, reverse=True))
+    if not base.lower().endswith(".ipynb"):
+        return "not a notebook (.ipynb)"
+    m = re.match(rf"^(?P<nb>{names}){copy_re}", base)
+    if m and len(parts) >= 2:
+        student = parts[-2]
+    else:
+        m = re.match(rf"^(?P<student>[^_]+)_(?:.*_)?(?P<nb>{names}){copy_re}", base)
+        if not m:
+            return (f"name does not match <student>_<notebook>.ipynb or <student>/<notebook>.ipynb "
+                    f"for notebook(s) {', '.join(notebooks)}")
+        student = m.group("student")
+    why = valid_student_id(student)
+    if why:
+        return why
+    return student, m.group("nb"), int(m.group("copy") or 0)
+
+
+def _count(rows):
+    out = {}
+    for r in rows:
+        out[r.get("status", "?")] = out.get(r.get("status", "?"), 0) + 1
+    return out
 
 CONFIG_STUB = """\
 # Written by `python -m autograder`; edit autograder/nbgrader_config.py instead.
@@ -46,6 +108,9 @@ SUSPICIOUS = {
                        r"^\s*(?:cl|course_lib|np|numpy|math)\.\w+\s*=(?!=)",
     "reaches course files": r"gradebook|nbgrader|\bsolutions\b|\bautograded\b|\bsubmitted\b|"
                             r"\.\./|\bos\.walk\b|\bglob\b|\bos\.listdir\b",
+    "defines comparison or conversion methods": r"def\s+__(?:eq|ne|lt|le|gt|ge|bool|float|"
+                                                r"int|abs|sub|rsub|truediv|round|index)__\s*\(",
+    "installs a trace hook or swaps code": r"\bsettrace\b|\bsetprofile\b|__code__",
     "low-level escape": r"\bctypes\b|\bgc\.get_referr|\bsubprocess\b|os\.system|os\.fork|"
                         r"\bexec\s*\(|\beval\s*\(|__import__",
 }
@@ -104,7 +169,7 @@ class Course:
                  kernel_memory_bytes: int | None = None, watch_repo: bool = True,
                  verbose: bool = True):
         self.repo = os.path.abspath(repo_root)
-        self.dir = os.path.abspath(course_dir or os.path.join(self.repo, "course"))
+        self.dir = os.path.abspath(course_dir or os.path.join(os.getcwd(), "course"))
         self.knobs = {
             "INTERCONNECT_CELL_TIMEOUT_S": cell_timeout_s,
             "INTERCONNECT_NOTEBOOK_TIMEOUT_S": notebook_timeout_s,
@@ -128,6 +193,7 @@ class Course:
         env["INTERCONNECT_COURSE_DIR"] = self.dir
         env["INTERCONNECT_INCIDENT_LOG"] = self.incident_log
         env.setdefault("MPLBACKEND", "Agg")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # nothing written into the checkout
         for key, value in self.knobs.items():
             if value is not None:
                 env[key] = str(value)
@@ -147,8 +213,12 @@ class Course:
         return proc
 
     def init(self) -> None:
-        """Create the course directory, its config stub and a fresh copy of solutions/."""
+        """Create the course directory, its config stub and a fresh copy of solutions/.
+
+        The course directory is private to the grader (mode 0700): the grading
+        user cannot read the gradebook, the hidden tests or other submissions."""
         os.makedirs(os.path.join(self.dir, "logs"), exist_ok=True)
+        os.chmod(self.dir, 0o700)
         config = os.path.join(self.repo, "autograder", "nbgrader_config.py")
         with open(os.path.join(self.dir, "nbgrader_config.py"), "w", encoding="utf-8") as fh:
             fh.write(CONFIG_STUB.format(config=config))
@@ -200,19 +270,98 @@ class Course:
 
     # -- collect -------------------------------------------------------------------
     def collect_zip(self, assignment: str, zip_path: str) -> list[str]:
-        """Collect an LMS download (a zip of ``<student>_<notebook>.ipynb`` or
-        ``<student>/<notebook>.ipynb``) with nbgrader's ``zip_collect``."""
-        archive = os.path.join(self.dir, "downloaded", assignment, "archive")
-        os.makedirs(archive, exist_ok=True)
-        shutil.copy(zip_path, archive)
-        names = "|".join(re.escape(n) for n in self.notebooks(assignment))
-        regexp = (r"^(?:.*/)?(?P<student_id>[A-Za-z0-9.-]+)(?:/|_)(?:[^/]*_)?"
-                  rf"(?P<file_id>(?:{names})\.ipynb)$")
-        self.nbgrader("zip_collect", assignment, "--force",
-                      f"--FileNameCollectorPlugin.named_regexp={regexp}", check=True)
-        students = self.students(assignment)
-        self.say(f"collect  {assignment}: {len(students)} submission(s) from {os.path.basename(zip_path)}")
+        """Collect an LMS download: a zip of ``<student>_<notebook>.ipynb``,
+        ``<student>_<lms-ids>_<notebook>.ipynb`` or ``<student>/<notebook>.ipynb``.
+
+        Never stops at a bad entry.  Every file in the zip gets a line in
+        ``reports/<assignment>.json``: ``accepted`` (then ``graded`` or ``manual``
+        after autograding), ``superseded`` or ``rejected``, with the reason.
+        The rule for several attempts: see :data:`LATEST_RULE`.
+        """
+        notebooks = self.notebooks(assignment)
+        rows, best = [], {}
+        with zipfile.ZipFile(zip_path) as archive:
+            for order, info in enumerate(archive.infolist()):
+                if info.is_dir():
+                    continue
+                row = {"file": info.filename}
+                rows.append(row)
+                parsed = parse_entry(info.filename, notebooks)
+                if isinstance(parsed, str):
+                    row.update(status="rejected", reason=parsed)
+                    continue
+                student, nb_name, copy = parsed
+                row.update(student=student, notebook=nb_name)
+                if info.file_size > MAX_SUBMISSION_BYTES:
+                    row.update(status="rejected", reason=f"larger than {MAX_SUBMISSION_BYTES // 2**20} MB "
+                               f"({info.file_size:,} bytes)")
+                    continue
+                data = archive.read(info)
+                try:
+                    nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+                except Exception as exc:  # any way of not being a notebook
+                    row.update(status="rejected", reason=f"not a readable notebook ({type(exc).__name__})")
+                    continue
+                key = (info.date_time, copy, order)
+                row.update(status="accepted", attempt=list(key[0]) + [copy])
+                prev = best.get((student, nb_name))
+                if prev is None or key > prev[0]:
+                    if prev is not None:
+                        prev[1].update(status="superseded", reason=f"a later attempt: {info.filename}")
+                    best[(student, nb_name)] = (key, row, nb)
+                else:
+                    row.update(status="superseded", reason=f"a later attempt: {prev[1]['file']}")
+        release = self._release_ids(assignment)
+        for (student, nb_name), (_, row, nb) in sorted(best.items()):
+            ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+            if not ids & release.get(nb_name, set()):
+                row.update(status="manual", reason="no nbgrader metadata (a code-only notebook, or "
+                           "cells copied into a new file): the autograder cannot find the answer "
+                           "cells; grade it by hand")
+                continue
+            folder = self._student_folder("submitted", student, assignment)
+            shutil.rmtree(folder, ignore_errors=True)
+            os.makedirs(folder)
+            nbformat.write(nb, os.path.join(folder, f"{nb_name}.ipynb"))
+            with open(os.path.join(folder, "timestamp.txt"), "w", encoding="utf-8") as fh:
+                fh.write("%04d-%02d-%02d %02d:%02d:%02d UTC" % tuple(row["attempt"][:6]))
+        self._write_report(assignment, rows)
+        students = sorted({r["student"] for r in rows if r.get("status") == "accepted"})
+        self.say(f"collect  {assignment}: {len(students)} submission(s) from "
+                 f"{os.path.basename(zip_path)}; " + ", ".join(
+                     f"{n} {k}" for k, n in sorted(_count(rows).items())))
         return students
+
+    def _release_ids(self, assignment: str) -> dict:
+        out = {}
+        for name in self.notebooks(assignment):
+            nb = nbformat.read(os.path.join(self.repo, "solutions", assignment, f"{name}.ipynb"), 4)
+            out[name] = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells} - {None}
+        return out
+
+    def _student_folder(self, kind: str, student: str, assignment: str) -> str:
+        base = os.path.realpath(os.path.join(self.dir, kind))
+        folder = os.path.realpath(os.path.join(base, student, assignment))
+        if os.path.dirname(os.path.dirname(folder)) != base:
+            raise ValueError(f"student id {student!r} would leave {kind}/")
+        return folder
+
+    # -- the report: every file of a collection accounted for -------------------------
+    def report_path(self, assignment: str) -> str:
+        return os.path.join(self.dir, "reports", f"{assignment}.json")
+
+    def report(self, assignment: str) -> list[dict]:
+        try:
+            with open(self.report_path(assignment), encoding="utf-8") as fh:
+                return json.load(fh)["files"]
+        except (OSError, ValueError, KeyError):
+            return []
+
+    def _write_report(self, assignment: str, rows: list[dict]) -> None:
+        os.makedirs(os.path.dirname(self.report_path(assignment)), exist_ok=True)
+        with open(self.report_path(assignment), "w", encoding="utf-8") as fh:
+            json.dump({"assignment": assignment, "rule": LATEST_RULE, "files": rows}, fh,
+                      indent=1, ensure_ascii=False)
 
     def collect_exchange(self, assignment: str) -> list[str]:
         """Collect from the nbgrader exchange (``course/exchange``)."""
@@ -256,6 +405,8 @@ class Course:
         those that still fail are listed with ``score=None`` (grade by hand).
         """
         wanted = sorted(students or self.students(assignment))
+        from .isolation import isolation
+        self.say(isolation().describe())
         first = len(self._incidents())
         if students:
             for s in wanted:
@@ -280,6 +431,23 @@ class Course:
                     row.flags += scan_notebook(nbformat.read(nb_path, as_version=4))
                 except Exception as exc:  # unreadable submission
                     row.flags.append(f"unreadable notebook ({type(exc).__name__})")
+        report = self.report(assignment)
+        by_student = {r.student: r for r in rows}
+        for entry in report:
+            row = by_student.get(entry.get("student"))
+            if entry.get("status") in ("accepted", "graded") and row is not None:
+                if row.score is None:
+                    entry.update(status="manual", reason="nbgrader could not grade it, even alone: "
+                                 + ("; ".join(row.incidents) or "see logs/nbgrader.log"))
+                else:
+                    entry.update(status="graded", score=row.score,
+                                 notes="; ".join(row.incidents + row.flags))
+            elif entry.get("status") == "manual" and row is None and not students:
+                rows.append(GradeRow(entry["student"], assignment, None,
+                                     rows[0].max_score if rows else 0.0,
+                                     incidents=[f"manual: {entry.get('reason', '')}"]))
+        if report:
+            self._write_report(assignment, report)
         self.say(format_table(rows))
         return rows
 
@@ -308,12 +476,47 @@ class Course:
         return n
 
     def export(self, csv_path: str | None = None) -> str:
-        csv_path = os.path.abspath(csv_path or os.path.join(self.dir, "grades.csv"))
-        self.nbgrader("export", f"--to={csv_path}", check=True)
-        with open(csv_path, newline="", encoding="utf-8") as fh:
-            n = sum(1 for _ in csv.DictReader(fh))
-        self.say(f"export   {n} row(s) -> {csv_path}")
+        """Every grade to CSV (default ``<course>/grades.csv``; a relative path is taken
+        inside the course directory).  A submission that needs grading by hand is
+        exported with an empty ``raw_score`` and ``status`` ``manual``, never as 0."""
+        csv_path = self.output_path(csv_path or "grades.csv")
+        from nbgrader.api import Gradebook, MissingEntry
+        out = []
+        with Gradebook(f"sqlite:///{os.path.join(self.dir, 'gradebook.db')}") as gb:
+            for a in gb.assignments:
+                manual = {r["student"]: r.get("reason", "") for r in self.report(a.name)
+                          if r.get("status") == "manual"}
+                graded = set()
+                for sub in a.submissions:
+                    sid = sub.student.id
+                    graded.add(sid)
+                    if sid in manual:
+                        out.append((sid, a.name, "", a.max_score, "manual", manual[sid]))
+                    else:
+                        out.append((sid, a.name, sub.score, a.max_score, "graded", ""))
+                for sid, why in sorted(manual.items()):
+                    if sid not in graded:
+                        out.append((sid, a.name, "", a.max_score, "manual", why))
+        os.makedirs(os.path.dirname(csv_path), exist_ok=True)
+        tmp = csv_path + ".tmp"
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["student_id", "assignment", "raw_score", "max_score", "status", "notes"])
+            w.writerows(sorted(out, key=lambda r: (r[1], r[0])))
+        os.replace(tmp, csv_path)
+        self.say(f"export   {len(out)} row(s) -> {csv_path}")
         return csv_path
+
+    def output_path(self, path: str) -> str:
+        """Where an output file goes: relative paths inside the course directory;
+        never inside the repository checkout (outside its git-ignored ``course/``)."""
+        path = os.path.abspath(os.path.join(self.dir, path))
+        inside_repo = os.path.commonpath([path, self.repo]) == self.repo
+        inside_course = os.path.commonpath([path, self.dir]) == self.dir
+        if inside_repo and not inside_course:
+            raise ValueError(f"--to {path}: outputs may not be written into the repository "
+                             f"checkout {self.repo}; use the course directory {self.dir}")
+        return path
 
 
 def validate_notebook(path: str, timeout_s: int = 60) -> tuple[bool, str]:

@@ -2,8 +2,9 @@
 
 Releases the course into a temporary directory, submits N copies of the full
 solution of each assignment (an honest class), autogrades each assignment in one
-nbgrader call and reports wall-clock seconds per notebook, plus the fixed cost of
-one call (a batch of one).  Run: ``.venv/bin/python benchmarks/bench_autograde.py [N]``.
+nbgrader call -- behind the full isolation when run as root (another user,
+namespaces, hidden tests in a fresh interpreter) -- and reports wall-clock seconds
+per notebook (target: at most 3 s), plus the fixed cost of one call (a batch of one).  Run: ``.venv/bin/python benchmarks/bench_autograde.py [N]``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import nbformat
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from autograder import REPO_ROOT, assignments_in  # noqa: E402
+from autograder.isolation import isolation  # noqa: E402
 from autograder.pipeline import Course  # noqa: E402
 
 
@@ -41,6 +43,7 @@ def main(n_students: int = 6) -> int:
         course = Course(path, watch_repo=False, verbose=False)
         course.release(out_dir=os.path.join(path, "released"))
         per_nb, fixed = [], []
+        print(isolation().describe())
         print(f"{'assignment':<20} {'batch':>6} {'wall s':>8} {'s/notebook':>11} {'score ok':>9}")
         for a in assignments_in():
             for n in (1, n_students):

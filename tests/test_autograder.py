@@ -20,6 +20,7 @@ import nbformat
 import pytest
 
 from autograder import REPO_ROOT, STUDENT_DISABLED_EXTENSIONS, assignments_in
+from autograder.isolation import isolation
 from autograder.pipeline import Course, normalise_notebook, scan_notebook
 
 pytestmark = pytest.mark.slow
@@ -135,10 +136,8 @@ get_ipython().set_custom_exc((Exception,), lambda *a, **k: None)
 
 TAMPER = '''
 import os
-_d = os.getcwd()
-while _d != "/" and not os.path.exists(os.path.join(_d, "gradebook.db")):
-    _d = os.path.dirname(_d)
-print(open(os.path.join(_d, "gradebook.db"), "rb").read()[:16])   # reading: not preventable here
+_d = "@COURSE@"     # the attacker knows where the course lives
+print(open(os.path.join(_d, "gradebook.db"), "rb").read()[:16])
 open(os.path.join(_d, "gradebook.db"), "wb").write(b"all my grades are 100")
 _src = os.path.join(_d, "solutions", "ring_allreduce", "ring_allreduce.ipynb")
 open(_src, "w").write("{}")
@@ -179,7 +178,11 @@ HOSTILE = {
                  ALL - P["part_c"] - P["part_e"], set()),
     "monkey": (lambda: submission(RING, edit=chain(WRONG_C, append_to("part_c", PATCHES))),
                ALL - P["part_c"] - P["part_e"], set()),
-    "tamper": (lambda: submission(RING, edit=append_to("part_a", TAMPER)), 0.0, {"tamper"}),
+    # as root the kernel runs as another user and cannot even find the course files:
+    # the attack fails and the answers count; otherwise the integrity guard zeroes it
+    "tamper": (lambda: submission(RING, edit=append_to("part_a", TAMPER)),
+               ALL if isolation().mode == "user" else 0.0,
+               set() if isolation().mode == "user" else {"tamper"}),
     "memory": (lambda: submission(RING, edit=prepend_to("part_e", MEMORY)), ALL - P["part_e"], set()),
 }
 
@@ -207,7 +210,7 @@ def hostile(course):
         for i, (student, (make, _, _)) in enumerate(sorted(HOSTILE.items())):
             # both LMS naming styles: <student>_<id>_<nb>.ipynb and <student>/<nb>.ipynb
             name = (f"{student}_{1000 + i}_{RING}.ipynb" if i % 2 else f"{student}/{RING}.ipynb")
-            z.writestr(name, nbformat.writes(make()))
+            z.writestr(name, nbformat.writes(make()).replace("@COURSE@", course.dir))
     collected = course.collect_zip(RING, zpath)
     solutions_sha = _sha(os.path.join(course.dir, "solutions", RING, f"{RING}.ipynb"))
     rows = {r.student: r for r in course.autograde(RING)}
