@@ -1,10 +1,8 @@
 """What one catalog number is (:class:`Fact`), and the public sources the
 catalog cites in more than one place.
 
-Conventions: GB = 1e9 bytes; "per direction" is what one end can send while
-the other end sends the same amount back; "bidirectional" adds the two
-directions, which is how marketing figures (600 GB/s, 900 GB/s, 1.8 TB/s) are
-quoted.  The course always computes with per-direction numbers.
+The conventions (GB = 1e9 bytes; "per direction" against "bidirectional")
+are in the package's docstring, :mod:`course_lib.hardware`.
 """
 
 from __future__ import annotations
