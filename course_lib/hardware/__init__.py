@@ -85,7 +85,8 @@ from .datafiles import data_path
 from .calibration import (CALIBRATION, SRC_CALIB, calibration,  # noqa: F401
                           calibration_curves, calibration_data_path,
                           calibration_rows)
-from .catalog import FACT_TABLES, _catalog_main, all_facts, catalog_table  # noqa: F401
+from .catalog import (FACT_TABLES, _catalog_main, all_facts, catalog_table,  # noqa: F401
+                      listed_facts)
 
 __all__ = [
     "Fact", "NVLinkGeneration", "GPU", "PCIeGeneration", "NIC", "NVSwitchSystem",
