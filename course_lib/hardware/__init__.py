@@ -23,8 +23,9 @@ One module per kind of number, each importing only those above it:
   measured plateaus;
 * :mod:`~course_lib.hardware.datafiles` -- :func:`data_path`, the one way to
   the data files shipped in ``course_lib/data/``;
-* :mod:`~course_lib.hardware.calibration` -- the prediction model's fitted
-  constants and the one loader of the CSV they were fitted on;
+* :mod:`~course_lib.hardware.fitted` -- the calibration: the prediction
+  model's fitted constants and the one loader of the CSV they were fitted on
+  (not named ``calibration.py``: :func:`calibration` would shadow it);
 * :mod:`~course_lib.hardware.catalog` -- the listing of every number
   (``python -m course_lib catalog``).
 
@@ -82,9 +83,8 @@ from .networks import (NETWORK, NETWORK_KINDS, NETWORK_PROFILES, network_efficie
                        network_hop_s, network_profile)
 from .measured import LATENCIES, MEASURED, latency_s
 from .datafiles import data_path
-from .calibration import (CALIBRATION, SRC_CALIB, calibration,  # noqa: F401
-                          calibration_curves, calibration_data_path,
-                          calibration_rows)
+from .fitted import (CALIBRATION, SRC_CALIB, calibration,  # noqa: F401
+                     calibration_curves, calibration_data_path, calibration_rows)
 from .catalog import (FACT_TABLES, _catalog_main, all_facts, catalog_table,  # noqa: F401
                       listed_facts)
 

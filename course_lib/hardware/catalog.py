@@ -9,7 +9,7 @@ generations, NIC ports, NVSwitch systems) add the numbers they carry.
 from __future__ import annotations
 
 from ..units import check_choice, format_bandwidth, format_time
-from .calibration import CALIBRATION
+from .fitted import CALIBRATION
 from .facts import Fact
 from .measured import LATENCIES, MEASURED
 from .nccl import NCCL_LINK_BW, NCCL_TUNING

@@ -10,7 +10,7 @@ per-hop latencies of every algorithm, protocol and kind of hop live in
 Read from ``NVIDIA/nccl:src/graph/topo.h`` (link bandwidths) and
 ``NVIDIA/nccl:src/graph/tuning.cc`` at tag v2.20.3 (latencies).  These are
 NCCL's *planning* numbers: measured small-message times are 2-3x higher
-(see :data:`course_lib.hardware.calibration.CALIBRATION`).
+(see :data:`course_lib.hardware.fitted.CALIBRATION`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The prediction model's fitted constants (:data:`CALIBRATION`) and the one
+"""The calibration: the prediction model's fitted constants (:data:`CALIBRATION`) and the one
 loader of the measurements they were fitted on
 (``course_lib/data/calibration_measurements.csv``).
 
