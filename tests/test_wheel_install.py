@@ -13,6 +13,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -39,6 +40,17 @@ print(json.dumps({
     "validation_rows": len(validation), "topo_chars": len(topo),
 }))
 """
+
+
+def _package_files_not_python():
+    """Files of course_lib/ that are not Python source (git's list where there is one)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "course_lib"], cwd=REPO, capture_output=True,
+                             text=True, timeout=30, check=True).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        out = [str(p.relative_to(REPO)) for p in (REPO / "course_lib").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts]
+    return sorted(f for f in out if not f.endswith((".py", ".pyc")))
 
 
 def _can_build_without_isolation():
@@ -71,6 +83,9 @@ def test_wheel_install_reads_every_data_file_and_prints_the_catalog(tmp_path):
         cwd=src, capture_output=True, text=True, timeout=120)
     assert build.returncode == 0, build.stdout + build.stderr
     (wheel,) = wheels.glob("interconnect_city-*.whl")
+    in_wheel = set(zipfile.ZipFile(wheel).namelist())
+    left_out = [f for f in _package_files_not_python() if f not in in_wheel]
+    assert not left_out, f"add these to [tool.setuptools.package-data]: {left_out}"
 
     target = tmp_path / "site"
     install = subprocess.run(
