@@ -1,9 +1,9 @@
 """Error of course_lib.predict on the fit data and on held-out public runs.
 
-1. Calibration (fit) curves, data/calibration_measurements.csv: per curve,
+1. Calibration (fit) curves, course_lib/data/calibration_measurements.csv: per curve,
    the median and worst relative error of busbw (or of the copy bandwidth,
    for the PCIe curves) at >= 1 MiB and over all sizes.
-2. Held-out systems, data/validation/nccl_tests_public.csv rows with
+2. Held-out systems, course_lib/data/validation/nccl_tests_public.csv rows with
    split=heldout (public nccl-tests results from machines no number of the
    model was set on): per system, the median and 90th percentile of
    |busbw error| at >= 1 MiB and the median over all sizes, then the same

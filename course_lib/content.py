@@ -5,7 +5,7 @@ the zh/en glossary and what comes next.
   article, restated in our words, each with a verdict and an ``evidence()``
   function that computes its case from the course's models (and, for the
   small-message myth, from the measured nccl-tests curve in
-  ``data/calibration_measurements.csv``).
+  ``course_lib/data/calibration_measurements.csv``).
 * :data:`INTERVIEW_QUESTIONS` -- the ten 面试题 (interview questions) of each
   seed as :class:`course_lib.quiz.Question` objects, every wrong option
   explained; where a seed's explanation was wrong we say so in ``fixes``.
@@ -28,8 +28,6 @@ True
 
 from __future__ import annotations
 
-import csv
-import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -37,8 +35,9 @@ from .analytic import (batched_transfer_time_s, effective_bw_bytes_per_s, gradie
                        host_copy_bw_bytes_per_s,
                        iteration_time_s, ring_allreduce_time_s,
                        route_transfer_time_s)
-from .hardware import (FUTURE_LINKS, gpu, latency_s, nic,
-                       nvlink_generation, pcie_bw_per_dir_bytes_per_s, system)
+from .hardware import (FUTURE_LINKS, calibration_data_path, calibration_rows, gpu,
+                       latency_s, nic, nvlink_generation, pcie_bw_per_dir_bytes_per_s,
+                       system)
 from .quiz import Question
 from .traffic import barrier_step_time_s, straggler_phase_times_s
 from .units import check_choice, format_bandwidth, format_time
@@ -47,26 +46,8 @@ __all__ = ["Myth", "MYTHS", "myth", "myth_keys", "INTERVIEW_QUESTIONS", "CHAPTER
            "QUESTION_FIXES", "GLOSSARY", "NEXT", "calibration_rows",
            "CALIBRATION_CSV"]
 
-#: Where the measured collective and copy curves live (repository ``data/``).
-CALIBRATION_CSV = os.path.join(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))), "data", "calibration_measurements.csv")
-
-
-def calibration_rows(path: str | None = None) -> list[dict]:
-    """Rows of the measured calibration file, numbers as floats; ``[]`` if absent.
-
-    Columns: system, gpus, nodes, interconnect, collective, bytes,
-    algbw_GBps, busbw_GBps, source (GB/s = 1e9 bytes/s).
-    """
-    path = path or CALIBRATION_CSV
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    for r in rows:
-        for k in ("gpus", "nodes", "bytes", "algbw_GBps", "busbw_GBps"):
-            r[k] = float(r[k])
-    return rows
+#: Where the measured collective and copy curves live (package data).
+CALIBRATION_CSV = str(calibration_data_path())
 
 
 @dataclass(frozen=True)
@@ -301,7 +282,7 @@ def _ev_small_messages():
                     f"{at['busbw_GBps']:g} GB/s at 256 KiB against a plateau of "
                     f"{peak:g} GB/s, {at['busbw_GBps'] / peak:.0%} of it. ")
     else:
-        measured = "(measured curve not found in data/) "
+        measured = "(measured curve not found in course_lib/data/) "
     out["bar_unit"] = "fraction"
     out["bars"] = [("predicted: 256 KiB AllReduce busbw / plateau", share)]
     if rows:

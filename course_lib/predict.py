@@ -73,7 +73,7 @@ fastest), and Google's TCPX(O) profile allows only Ring and Tree with the
 Simple protocol (``hardware.NETWORK_PROFILES``).
 
 Validation.  :func:`validation_rows` predicts every row of
-``data/validation/nccl_tests_public.csv`` -- public nccl-tests runs, one
+``course_lib/data/validation/nccl_tests_public.csv`` -- public nccl-tests runs, one
 source per row, on machines that set no number of the model -- and
 :func:`validation_errors` gives the busbw error per system
 (``benchmarks/bench_calibration.py`` prints it).
@@ -108,6 +108,7 @@ from dataclasses import asdict, dataclass, field
 from .analytic import COLLECTIVES, busbw_factor
 from .hardware import NCCL_LINK_BW, calibration, gpu as _gpu, latency_s, nccl_tuning
 from .hardware import nic as _nic
+from .hardware import calibration_curves, calibration_data_path, data_path  # noqa: F401
 from .hardware import (PCIE_PATHS, cpu_link_bw_bytes_per_s, cpu_link_names,
                        network_efficiency, network_hop_s, network_profile,
                        pcie_bw_per_dir_bytes_per_s, pcie_generation)
@@ -852,7 +853,7 @@ def predict_collective(collective: str, n_bytes: float, cluster: Cluster,
 # ---------------------------------------------------------------------------
 #: Four A100 PCIe cards joined in pairs by NVLink bridges (NV12), the pairs
 #: meeting in the CPU (NODE): the first half of the matrix posted in
-#: NVIDIA/nccl-tests issue #178 (the full dump is in data/validation/topo/).
+#: NVIDIA/nccl-tests issue #178 (the full dump is in course_lib/data/validation/topo/).
 EXAMPLE_TOPO = """\
         GPU0    GPU1    GPU2    GPU3    CPU Affinity    NUMA Affinity
 GPU0     X      NV12    NODE    NODE    0-31,64-95      0
@@ -1154,43 +1155,6 @@ CALIBRATION_SYSTEMS = {
 }
 
 
-def calibration_data_path():
-    """Path of the repository's copy of the calibration CSV."""
-    from pathlib import Path
-
-    return Path(__file__).resolve().parent.parent / "data" / "calibration_measurements.csv"
-
-
-def calibration_curves(path=None) -> dict:
-    """The calibration measurements, one curve per (system, collective).
-
-    Returns ``{(system, collective): {"n_bytes": [...], "algbw_bytes_per_s":
-    [...], "busbw_bytes_per_s": [...]}}`` in SI units (the CSV is in GB/s).
-    """
-    import csv
-    import os
-
-    path = calibration_data_path() if path is None else path
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a file path (str or os.PathLike), got {path!r}")
-    out: dict = {}
-    try:
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
-                c = out.setdefault((row["system"], row["collective"]),
-                                   {"n_bytes": [], "algbw_bytes_per_s": [],
-                                    "busbw_bytes_per_s": []})
-                c["n_bytes"].append(float(row["bytes"]))
-                c["algbw_bytes_per_s"].append(float(row["algbw_GBps"]) * 1e9)
-                c["busbw_bytes_per_s"].append(float(row["busbw_GBps"]) * 1e9)
-    except OSError as exc:
-        raise ValueError(f"path: cannot read the calibration CSV {str(path)!r}: {exc}") from exc
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"path: {str(path)!r} is not a calibration CSV with columns "
-                         f"system, collective, bytes, algbw_GBps, busbw_GBps ({exc})") from exc
-    return out
-
-
 # ---------------------------------------------------------------------------
 # the validation data: public nccl-tests runs on machines the model never saw
 # ---------------------------------------------------------------------------
@@ -1201,16 +1165,14 @@ _COLLECTIVE_OF = {"AllReduce": "allreduce", "AllGather": "allgather",
 
 
 def validation_data_dir():
-    """The repository folder ``data/validation`` (CSV and topology dumps)."""
-    from pathlib import Path
-
-    return Path(__file__).resolve().parent.parent / "data" / "validation"
+    """The folder ``course_lib/data/validation`` (CSV and topology dumps)."""
+    return data_path("validation")
 
 
 def cluster_from_spec(spec: str, topo_dir=None) -> Cluster:
     """A :class:`Cluster` from the ``cluster`` column of the validation CSV:
     ``key=value`` pairs joined by ``;`` -- the arguments of :func:`cluster`,
-    or ``topo=<file in data/validation/topo>`` (with ``gpu``, optional
+    or ``topo=<file in course_lib/data/validation/topo>`` (with ``gpu``, optional
     ``gpus=0,1,2``, ``nodes``, ``nic``, ``cpu``) for :func:`cluster_from_topo`.
 
     >>> cluster_from_spec("gpu=A100;gpus_per_node=8;nodes=2;nic=HDR;nics_per_node=4").n_ranks
@@ -1263,7 +1225,7 @@ def cluster_from_spec(spec: str, topo_dir=None) -> Cluster:
 
 
 def validation_rows(path=None, split: str | None = None) -> list[dict]:
-    """The rows of ``data/validation/nccl_tests_public.csv`` with the model's
+    """The rows of ``course_lib/data/validation/nccl_tests_public.csv`` with the model's
     prediction next to each measurement.
 
     Each row is the CSV's dict plus ``n_bytes``, ``measured_busbw``,

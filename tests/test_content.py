@@ -84,7 +84,7 @@ def test_domain_limit_ratio_from_lane_counts():
 
 
 def test_small_message_myth_uses_the_measured_csv():
-    path = REPO / "data" / "calibration_measurements.csv"
+    path = REPO / "course_lib" / "data" / "calibration_measurements.csv"
     rows = [r for r in csv.DictReader(path.open(encoding="utf-8"))
             if r["collective"] == "AllReduce" and r["system"].startswith("H100")]
     peak = max(float(r["busbw_GBps"]) for r in rows)

@@ -78,7 +78,7 @@ def test_allreduce_busbw_below_link_and_grows_with_size():
 
 
 def test_allreduce_measured_points_come_from_the_csv():
-    path = REPO / "data" / "calibration_measurements.csv"
+    path = REPO / "course_lib" / "data" / "calibration_measurements.csv"
     rows = [r for r in csv.DictReader(path.open(encoding="utf-8"))
             if r["collective"] == "AllReduce" and r["system"].startswith("A100-SXM")]
     e = ex("ch07_allreduce.allreduce")

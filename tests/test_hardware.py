@@ -111,3 +111,117 @@ def test_catalog_table_renders_every_row():
     table = hw.catalog_table()
     assert table.count("\n") == len(hw.all_facts()) + 1
     assert "per direction" in table
+
+
+# --- the package: one home per number, every number listed -------------------
+def _facts_reachable_in_the_package():
+    """Every Fact object held by a module of course_lib.hardware, found by
+    walking the modules' names and the dicts, lists and tuples they hold."""
+    import importlib
+    import pkgutil
+
+    found, seen = {}, set()
+
+    def walk(obj, where):
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, hw.Fact):
+            found.setdefault(id(obj), (where, obj))
+        elif isinstance(obj, dict):
+            for key, value in obj.items():
+                walk(value, f"{where}[{key!r}]")
+        elif isinstance(obj, (list, tuple)):
+            for i, value in enumerate(obj):
+                walk(value, f"{where}[{i}]")
+
+    modules = [hw] + [importlib.import_module(f"{hw.__name__}.{m.name}")
+                      for m in pkgutil.iter_modules(hw.__path__)]
+    for mod in modules:
+        for name, value in vars(mod).items():
+            walk(value, f"{mod.__name__}.{name}")
+    return found
+
+
+def test_every_fact_in_the_package_is_listed():
+    reachable = _facts_reachable_in_the_package()
+    assert len(reachable) > 90
+    listed = {id(fact) for _name, fact in hw.listed_facts()}
+    missing = [where for key, (where, _f) in reachable.items() if key not in listed]
+    assert not missing, f"Facts not in the catalog (add their table to FACT_TABLES): {missing}"
+
+
+def test_catalog_lists_compute_memory_and_future_links():
+    names = {row[0] for row in hw.all_facts()}
+    for key in hw.GPU_PEAK_FLOPS:
+        assert f"gpu_peak_flops: {key}" in names
+    for key in hw.GPU_HBM_BW:
+        assert f"gpu_hbm_bw: {key}" in names
+    for key in hw.FUTURE_LINKS:
+        assert f"future_links: {key}" in names
+    for gen, rec in hw.PCIE_GENERATIONS.items():
+        row = [r for r in hw.all_facts() if r[0] == f"PCIe Gen{gen} x16 NCCL planning"]
+        assert row and row[0][1] == rec.nccl_planning_x16_bytes_per_s
+
+
+def test_python_m_course_lib_catalog_prints_every_fact(tmp_path):
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    out = subprocess.run([sys.executable, "-m", "course_lib", "catalog"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == len(hw.all_facts()) + 2          # header and rule
+    printed = {line.split(" | ")[0].removeprefix("| ") for line in lines[2:]}
+    assert printed == {row[0] for row in hw.all_facts()}
+    assert "| gpu_peak_flops: H100 | 989 TFLOP/s |" in out.stdout
+
+
+def test_hop_latencies_are_typed_once():
+    # the start-up table's NCCL hops are NCCL's Ring/LL hwLat, read from NCCL_TUNING
+    for kind in hw.HOP_KINDS:
+        assert hw.latency_s(f"nccl_hop_{kind}") == hw.nccl_hop_s("ring", "ll", kind)
+    assert hw.nccl_hop_s("tree", "simple", "net") == hw.nccl_tuning("tree_simple_hop_net")
+    assert hw.nccl_hop_s("ring", "simple", "nvlink") == pytest.approx(3.4e-6)
+    with pytest.raises(ValueError, match="kind"):
+        hw.nccl_hop_s("ring", "ll", "ethernet")
+    with pytest.raises(ValueError, match="algorithm"):
+        hw.nccl_hop_s("nvls", "simple", "net")
+    # one network payload fraction, not two copies of 0.96
+    assert hw.CALIBRATION["net_efficiency"] is hw.NETWORK["InfiniBand_efficiency"]
+
+
+# --- the data files: package data, one reader ---------------------------------
+def test_data_path_finds_the_package_data():
+    assert hw.data_path("calibration_measurements.csv").is_file()
+    assert hw.data_path("validation", "topo").is_dir()
+    assert hw.data_path().parent.name == "course_lib"
+    with pytest.raises(ValueError, match="parts"):
+        hw.data_path("no_such_file.csv")
+    with pytest.raises(ValueError, match="parts"):
+        hw.data_path("../pyproject.toml")
+    with pytest.raises(TypeError, match="parts"):
+        hw.data_path(3)
+
+
+def test_one_calibration_loader_serves_rows_and_curves(tmp_path):
+    rows = hw.calibration_rows()
+    curves = hw.calibration_curves()
+    assert len(rows) == sum(len(c["n_bytes"]) for c in curves.values()) > 20
+    a100 = [r for r in rows if r["system"].startswith("A100") and r["collective"] == "AllReduce"]
+    curve = curves[(a100[0]["system"], "AllReduce")]
+    assert curve["n_bytes"] == [r["bytes"] for r in a100]
+    assert curve["busbw_bytes_per_s"] == [r["busbw_GBps"] * 1e9 for r in a100]
+    # a missing file: no rows for the chapters, an error for the fitter
+    assert hw.calibration_rows(tmp_path / "none.csv") == []
+    with pytest.raises(ValueError, match="path"):
+        hw.calibration_curves(tmp_path / "none.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("system,bytes\nx,1\n")
+    with pytest.raises(ValueError, match="calibration CSV"):
+        hw.calibration_rows(bad)

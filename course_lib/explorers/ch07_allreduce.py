@@ -3,7 +3,7 @@
 ``allreduce`` -- pick a collective, an algorithm, a machine and a message
 size; the curve is the bus bandwidth :func:`course_lib.predict.predict_collective`
 expects at every size, the dots are nccl-tests measurements from
-``data/calibration_measurements.csv`` where the machine matches.
+``course_lib/data/calibration_measurements.csv`` where the machine matches.
 
 ``ring_steps`` -- the ring AllReduce of :func:`course_lib.traffic.ring_allreduce_schedule`
 one step at a time: who sends which chunk, and how many ranks' data each

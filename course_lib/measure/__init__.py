@@ -42,7 +42,7 @@ Public API
     Variants ``resident``, ``staged``, ``locked``, ``fresh``, ``pin-fresh``.
 ``h200_copies() -> LabResult``
     The ``gpu-copies`` lab as it ran on an NVIDIA H200 (PCIe Gen5 x16): the
-    course's reference GPU data (``data/h200_gpu_copies.json``).
+    course's reference GPU data (``course_lib/data/h200_gpu_copies.json``).
 ``batching_lab(total_bytes=None, piece_sizes_bytes=None, *, quick=False, ...)``
     Variants ``many-small``, ``one-big``; ``per_call_s``, ``per_call_overhead_s``.
 ``kernel_bypass_lab(sizes_bytes=None, *, quick=False, variants=..., number=None, timeout_s=10.0, ...)``

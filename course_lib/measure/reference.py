@@ -5,7 +5,7 @@ the course's own ``gpu-copies`` lab (:mod:`course_lib.measure.gpu`) as it ran
 on one NVIDIA H200 on a PCIe Gen5 x16 link, as a :class:`LabResult` -- the
 same records, summary and plots as a learner's own run.
 
-Files (in the repository's ``data/``, beside ``calibration_measurements.csv``):
+Files (package data in ``course_lib/data/``, beside ``calibration_measurements.csv``):
 ``h200_gpu_copies.json`` (the records, unchanged) and
 ``h200_gpu_copies.meta.json`` (the machine, the command, what each variant
 means).
@@ -30,24 +30,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..hardware import data_path
 from .gpu import summarise_gpu_records
 from .harness import LabResult, fit_alpha_beta
 
 __all__ = ["h200_copies", "reference_path", "REFERENCE_FILES"]
 
-#: Reference data sets by name -> file name in ``data/``.
+#: Reference data sets by name -> file name in ``course_lib/data/``.
 REFERENCE_FILES = {"h200": "h200_gpu_copies.json"}
 
 
 def reference_path(name: str = "h200") -> Path:
-    """Path of a reference file (``data/`` next to the ``course_lib`` package)."""
+    """Path of a reference file (package data in ``course_lib/data/``)."""
     if name not in REFERENCE_FILES:
         raise ValueError(f"name must be one of {sorted(REFERENCE_FILES)}, got {name!r}")
-    path = Path(__file__).resolve().parents[2] / "data" / REFERENCE_FILES[name]
-    if not path.is_file():
-        raise FileNotFoundError(f"reference data {path} is missing: it ships in the "
-                                f"repository's data/ folder")
-    return path
+    return data_path(REFERENCE_FILES[name])
 
 
 def h200_copies() -> LabResult:
@@ -63,7 +60,7 @@ def h200_copies() -> LabResult:
     records = json.loads(path.read_text())
     meta_path = path.with_name(path.stem + ".meta.json")
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    meta["source"] = f"data/{path.name}"
+    meta["source"] = f"course_lib/data/{path.name}"
     result = LabResult(name="gpu-copies", records=records, metadata=meta)
     result.summary.update(summarise_gpu_records(records))
     pageable = result.select("h2d-pageable")

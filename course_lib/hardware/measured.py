@@ -1,0 +1,154 @@
+"""Start-up costs per route (:data:`LATENCIES`) and measured bandwidth
+plateaus (:data:`MEASURED`).
+
+Start-up costs are one per route and of one kind -- the one-way time of one
+small message repeated back to back -- so that routes compare fairly;
+``pcie_small_copy_sync`` is the different, end-to-end cost of a lone
+synchronous copy by the host clock.  NCCL's per-hop planning latencies are
+listed beside them for comparison; their values are read from
+:data:`course_lib.hardware.nccl.NCCL_TUNING`, where they are typed once.
+"""
+
+from __future__ import annotations
+
+from ..units import GB, US, check_choice
+from .facts import (SRC_H200_LAB, SRC_MLENG, SRC_NCCL_TESTS_ISSUE, SRC_NCCL_TUNING,
+                    Fact)
+from .nccl import NCCL_TUNING
+
+# --- latencies (indicative) -------------------------------------------------
+# One start-up cost (alpha) per route, each from the same kind of measurement:
+# the one-way time of one small message between the two memories, with the
+# message repeated back to back (a queue of copies timed by CUDA events, or
+# half a ping-pong).  It leaves out the one-off cost a program pays for a lone
+# *synchronous* copy (API call, driver submission, waiting for completion),
+# which the host clock sees: that is ``pcie_small_copy_sync``, and
+# ``cuda_api_call`` is the difference of the two.
+_P2P_LAT_SRC = ("NVIDIA/cuda-samples issue #230 (p2pBandwidthLatencyTest "
+                "latency matrices)")
+_H100_BWTEST = ("ZiyanIshani/vpbenchmarking:results/stream_nvbench/"
+                "bandwidth_h2d_d2h_20260225_183119.txt")
+_OSU_GDR = ("OSU micro-benchmarks osu_latency -d cuda D D between two servers, "
+            "Open MPI + UCX with GPUDirect RDMA and gdrcopy on InfiniBand: "
+            "4.06 us at 1 B ('Building a CUDA-aware Open MPI library on an "
+            "Infiniband cluster', user guide of the juliet cluster)")
+_SMALL_COPY_S = 2.7 * US
+_SMALL_COPY_SYNC_S = 7.3 * US
+LATENCIES: dict[str, Fact] = {
+    "nvlink_p2p": Fact(2 * US, "s", "n/a", _P2P_LAT_SRC, True,
+                       "GPU to a neighbour GPU over NVLink, one small message, "
+                       "one way (copies repeated, timed by CUDA events)"),
+    "pcie_staged_p2p": Fact(15 * US, "s", "n/a", _P2P_LAT_SRC, True,
+                            "GPU to GPU staged through host memory over PCIe, "
+                            "one small message, one way (11-20 us reported; "
+                            "same test with peer access off)"),
+    "pcie_small_copy": Fact(_SMALL_COPY_S, "s", "n/a",
+                            SRC_H200_LAB + " (1 KiB pinned H2D: 2.7 us per copy); "
+                            + _H100_BWTEST + " (H100: 1000 B at 0.4 GB/s, 2.5 us)",
+                            True,
+                            "small pinned host-to-GPU copy, one way (copies "
+                            "queued back to back, timed by CUDA events): what "
+                            "the DMA engine and the link add per copy"),
+    "pcie_small_copy_sync": Fact(_SMALL_COPY_SYNC_S, "s", "n/a",
+                                 SRC_H200_LAB + " (8 B pinned H2D, one cudaMemcpy "
+                                 "at a time, host clock: 7.3 us median)", True,
+                                 "one small synchronous pinned host-to-GPU copy, "
+                                 "end to end by the host clock: API call, driver "
+                                 "submission, DMA and waiting for completion"),
+    "cuda_api_call": Fact(_SMALL_COPY_SYNC_S - _SMALL_COPY_S, "s", "n/a",
+                          "derived: pcie_small_copy_sync - pcie_small_copy ("
+                          + SRC_H200_LAB + ")", True,
+                          "what the host adds to a lone synchronous copy (API "
+                          "call, submission, completion wait), CPU time per call"),
+    "dma_setup_seed": Fact(7.5 * US, "s", "n/a",
+                           "seed article 000 (5-10 us), relabelled as end-to-end "
+                           "small-copy latency", True,
+                           "what the seeds call 'DMA setup' (5-10 us); the "
+                           "measured end-to-end small copy is pcie_small_copy_sync"),
+    "gpudirect_rdma_one_way": Fact(4 * US, "s", "n/a", _OSU_GDR, True,
+                                   "GPU to a GPU in another server by GPUDirect "
+                                   "RDMA, one small message, one way (half a "
+                                   "ping-pong through one switch)"),
+    "ib_port": Fact(0.6 * US, "s", "n/a",
+                    SRC_MLENG + " (IB latency table: EDR 0.5, HDR 0.6 us)", True,
+                    "InfiniBand switch/port latency"),
+    "rdma_small_one_way": Fact(1.5 * US, "s", "n/a",
+                               "ib_send_lat one-way results (D. Potter, MSc "
+                               "thesis, tables/mtu_performance.tex); see "
+                               "docs/sources.md", True,
+                               "small RDMA message host memory to host memory, "
+                               "one way (1-2 us); no GPU involved"),
+    "roce_small_one_way": Fact(5.5 * US, "s", "n/a",
+                               "one published RoCE ib_send_lat report (5-6 us); "
+                               "not re-checked", True,
+                               "small RoCE message host memory to host memory, "
+                               "one way (5-6 us, one report)"),
+    "tcp_kernel_path": Fact(50 * US, "s", "n/a",
+                            "seed article 000 (unsourced); measure it in the "
+                            "chapter 5 lab", True,
+                            "TCP through the kernel, tens of us"),
+    "nccl_hop_nvlink": Fact(NCCL_TUNING["ring_ll_hop_nvlink"].value, "s", "n/a",
+                            SRC_NCCL_TUNING, False,
+                            "NCCL per-hop planning latency, NVLink, Ring/LL"),
+    "nccl_hop_pcie": Fact(NCCL_TUNING["ring_ll_hop_pcie"].value, "s", "n/a",
+                          SRC_NCCL_TUNING, False,
+                          "NCCL per-hop planning latency, PCIe, Ring/LL"),
+    "nccl_hop_net": Fact(NCCL_TUNING["ring_ll_hop_net"].value, "s", "n/a",
+                         SRC_NCCL_TUNING, False,
+                         "NCCL per-hop planning latency, network, Ring/LL"),
+}
+
+
+def latency_s(name: str) -> float:
+    """An indicative latency from the catalog, in seconds.
+
+    >>> latency_s("nvlink_p2p")
+    2e-06
+    """
+    return LATENCIES[check_choice(name, "name", LATENCIES)].value
+
+
+# --- measured plateaus ------------------------------------------------------
+_NCCL_PERF = "NVIDIA/nccl-tests:doc/PERFORMANCE.md (busbw definition); "
+MEASURED: dict[str, Fact] = {
+    "busbw_allreduce_8xA100": Fact(
+        230 * GB, "bytes/s", "per direction",
+        _NCCL_PERF + SRC_MLENG + " (all_reduce_perf, 8x A100: 229 GB/s at "
+        "1 GiB, 235 at 16 GiB); " + SRC_NCCL_TESTS_ISSUE,
+        note="measured busbw plateau at >= 1 GiB"),
+    "busbw_allreduce_8xH100_ring": Fact(
+        365 * GB, "bytes/s", "per direction",
+        _NCCL_PERF + "NVIDIA/nccl issue #1442 (370 GB/s per direction); "
+        "stas00/ml-engineering:network/benchmarks/results/all-reduce-8xH200.md "
+        "(367.6 GB/s with SHARP off)", True,
+        note="measured busbw plateau, Ring algorithm (360-370 GB/s)"),
+    "busbw_allreduce_8xH100_nvls": Fact(
+        478 * GB, "bytes/s", "per direction",
+        _NCCL_PERF + "ZiyanIshani/vpbenchmarking:results/nccl/"
+        "nccl_allreduce_20260224_223444.txt (479.7 at 8 GiB); "
+        "NVIDIA/nccl-tests issue #272 (H200, 475)", True,
+        note="measured busbw plateau with NVLS (475-480 GB/s); "
+             "in-switch reduction, so busbw no longer equals wire bandwidth"),
+    "h2d_pinned_pcie5": Fact(
+        55 * GB, "bytes/s", "per direction",
+        _H100_BWTEST + " (H100, CUDA bandwidthTest, peak 54.8 GB/s); "
+        + SRC_H200_LAB + " (55.4 GB/s at 1 GiB)", True,
+        note="pinned host-to-device copy on a PCIe Gen5 x16 host link "
+             "(H100 and H200 agree)"),
+    "pageable_over_pinned_x86": Fact(
+        0.3, "ratio", "n/a",
+        "rapidsai/dask-cuda PR #98 (5-6 vs 11-12 GB/s); "
+        + SRC_H200_LAB + " (H2D 17.1 GB/s at 1 MiB = 0.35 of pinned, "
+        "6.7 GB/s at 1 GiB = 0.12); "
+        "vortex-data/vortex PR #7815 (GH200: about equal)", True,
+        note="pageable copies reach roughly 0.1-0.5 of pinned on x86 hosts, "
+             "less for large copies; measure it in the chapter 4 lab"),
+    "h2d_pageable_h200_1MiB": Fact(
+        17.1 * GB, "bytes/s", "per direction", SRC_H200_LAB + " (median of 7)",
+        note="pageable host-to-device copy of 1 MiB on an H200, PCIe Gen5 x16"),
+    "h2d_pageable_h200_1GiB": Fact(
+        6.7 * GB, "bytes/s", "per direction", SRC_H200_LAB + " (median of 7)",
+        note="pageable host-to-device copy of 1 GiB on an H200, PCIe Gen5 x16"),
+}
+
+
