@@ -1,5 +1,5 @@
 """course_lib's imports read one way: units -> hardware -> topology -> analytic
--> predict -> sim -> plots -> widgets/quiz -> explorers; measure beside (it may
+-> cluster -> predict -> sim -> plots -> widgets/quiz -> explorers; measure beside (it may
 use only the model layers); the apps (CLI, doctor, site) on top.  Importing the
 package needs no display, GPU or MPI."""
 
@@ -21,6 +21,7 @@ LAYERS = {
     "explorers": 9,
     "traffic": 3.2, "scenarios": 3.3,  # closed-form models for chapters 8 and 10
     "measure": 3.5,  # beside the models: units, hardware, analytic only
+    "cluster": 3.8,  # the machine and its calibrated link rates: predict and sim read it
     "doctor": 10, "site": 10, "__main__": 10, "__init__": 10,
 }
 
@@ -87,3 +88,23 @@ def test_import_needs_no_display_gpu_or_mpi():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_sim_does_not_import_predict():
+    """The simulator stands beside the predictor, not on it: both read the
+    machine (its calibrated link rates) from course_lib.cluster."""
+    for path in (ROOT / "sim").rglob("*.py"):
+        assert "predict" not in set(course_imports(path)), path
+
+
+def test_cluster_name_is_the_function_and_the_module_imports():
+    """``cl.cluster`` stays the function (notebooks call it); the module
+    ``course_lib.cluster`` is reached by ``from course_lib.cluster import ...``."""
+    import importlib
+
+    import course_lib as cl
+    from course_lib.cluster import Cluster, cluster
+
+    assert cl.cluster is cluster and cl.Cluster is Cluster
+    assert cl.predict.cluster is cluster and cl.predict.Cluster is Cluster
+    assert importlib.import_module("course_lib.cluster").Cluster is Cluster

@@ -67,6 +67,7 @@ import networkx as nx
 import numpy as np
 
 from ..analytic import COLLECTIVES, busbw_factor
+from ..cluster import Cluster
 from ..hardware import calibration, nccl_tuning
 from ..units import check_choice, check_int, check_positive
 from . import schedules
@@ -122,8 +123,6 @@ class SimResult:
 
 
 def _network_and_overheads(cluster, overheads, algorithm):
-    from ..predict import Cluster
-
     if isinstance(cluster, Cluster):
         calibrated = True if overheads is None else bool(overheads)
         if calibrated:
@@ -236,16 +235,16 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
     max_ranks = MAX_SIM_RANKS if trace else MAX_STREAM_RANKS
     if getattr(cluster, "n_ranks", 0) > max_ranks:
         raise ValueError(_too_many_ranks(cluster.n_ranks, trace))
-    net, ov, cl = _network_and_overheads(cluster, overheads, algo)
+    net, ov, clu = _network_and_overheads(cluster, overheads, algo)
     if channels is None:
         channels = 1
-        if algo == "ring" and cl is not None and cl.nodes == 1 \
-                and cl.fabric in ("mesh", "cube-mesh"):
+        if algo == "ring" and clu is not None and clu.nodes == 1 \
+                and clu.fabric in ("mesh", "cube-mesh"):
             most = int(nccl_tuning("max_channels"))
             channels = len(schedules.ring_orders(net.topo, most))
-        elif algo == "ring" and cl is not None and cl.nodes > 1:
+        elif algo == "ring" and clu is not None and clu.nodes > 1:
             # NCCL runs one ring per NIC across nodes (as predict_collective)
-            channels = min(cl.nics_per_node, int(nccl_tuning("max_channels")))
+            channels = min(clu.nics_per_node, int(nccl_tuning("max_channels")))
     ranks = net.gpus
     n = len(ranks)
     if n < 2:
@@ -285,9 +284,9 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         if coll != "allreduce" or "nvswitch" not in net.index:
             raise ValueError("algorithm='nvls' simulates allreduce on a single-node "
                              "NVSwitch machine")
-        if cl is not None and not cl.nvls_capable:
+        if clu is not None and not clu.nvls_capable:
             raise ValueError(f"algorithm='nvls' needs H100 or later on NVSwitch; "
-                             f"cluster has {cl.gpu} on {cl.fabric!r}")
+                             f"cluster has {clu.gpu} on {clu.fabric!r}")
         if ov is not None and chunks == 1:
             piece = min(calibration("chunk_bytes"), s / n)
             chunks = max(1, math.ceil(s / piece))
