@@ -5,10 +5,15 @@ with the lower layers:
 
 * :mod:`course_lib.sim.network` -- :class:`Network`: a topology as directed,
   bandwidth-limited links with latency, and routes between nodes;
-* :mod:`course_lib.sim.core` -- :class:`ScheduleBuilder` (ops: sends and
-  computes, with dependencies and FIFO queues), the engines
-  (:func:`run_events`, the heap engine; :func:`run_batched`, the numpy fast
-  path for step schedules) and the :class:`Trace` they return;
+* :mod:`course_lib.sim.ops` -- :class:`ScheduleBuilder` (ops: sends and
+  computes, with dependencies and FIFO queues) and the :class:`Trace` an
+  engine returns;
+* :mod:`course_lib.sim.events` -- the reference engine (:func:`run_events`:
+  a heap of events, max-min fair sharing of every link);
+* :mod:`course_lib.sim.steps` -- the fast engine for step schedules
+  (:func:`run_batched`, :func:`run_steps`: a whole ring step at once with
+  numpy); :mod:`course_lib.sim.core` is the one-page overview and
+  :func:`run`, which picks the engine;
 * :mod:`course_lib.sim.schedules` -- ring, chain, double binary tree,
   in-switch reduction, hierarchical and direct all-to-all schedules;
 * :mod:`course_lib.sim.workloads` -- a data-parallel training step with
@@ -17,7 +22,7 @@ with the lower layers:
 
 Big rings: ``simulate_collective(..., trace=False)`` plays a ring
 collective step by step (:func:`course_lib.sim.schedules.ring_steps` and
-:func:`course_lib.sim.core.run_steps`), with the batched engine's
+:func:`course_lib.sim.steps.run_steps`), with the batched engine's
 arithmetic and memory that grows with the ranks, not the transfers: up to
 ``MAX_STREAM_RANKS`` ranks, with ``trace`` and ``schedule`` left ``None``.
 
@@ -53,7 +58,7 @@ direct links with a switch, unequal shares per channel, and graphs over
 Hamiltonian cycle, which keep the single order.  On switched fabrics
 (NVSwitch, PCIe) all channels share one order, as before; across nodes
 they leave through different NICs.  Sharing is fair
-(processor sharing) on every directed link; see :mod:`course_lib.sim.core`.
+(processor sharing) on every directed link; see :mod:`course_lib.sim.events`.
 
 Chapter 7 (collectives), chapter 8 (overlap, stragglers, contention).
 """
@@ -191,7 +196,7 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         trace (every transfer; up to ``MAX_SIM_RANKS`` ranks and
         ``MAX_SIM_TRANSFERS`` transfers).  ``False``: generate and play the
         ring step by step (:func:`course_lib.sim.schedules.ring_steps`,
-        :func:`course_lib.sim.core.run_steps`), the same arithmetic as the
+        :func:`course_lib.sim.steps.run_steps`), the same arithmetic as the
         batched engine with memory O(ranks), up to ``MAX_STREAM_RANKS``
         ranks; only ``algorithm="ring"`` with allreduce, allgather or
         reducescatter, and the result's ``trace`` and ``schedule`` are

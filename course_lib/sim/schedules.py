@@ -1,6 +1,6 @@
 """Collective algorithms as schedules: who sends what to whom, after what.
 
-Each builder appends ops to a :class:`~course_lib.sim.core.ScheduleBuilder`
+Each builder appends ops to a :class:`~course_lib.sim.ops.ScheduleBuilder`
 and returns the op ids it created.  Sizes follow nccl-tests: ``n_bytes`` is
 the buffer S of every rank (AllGather: the output; ReduceScatter: the input).
 
@@ -12,7 +12,7 @@ builder            what it schedules
                    piece j of step s waits only for piece j of step s-1, so
                    pieces pipeline and hide the per-step latency.
 ``ring_steps``     the same rings as a generator of steps for
-                   :func:`~course_lib.sim.core.run_steps` (no schedule kept).
+                   :func:`~course_lib.sim.steps.run_steps` (no schedule kept).
 ``ring_orders``    several directed ring orders (Hamiltonian cycles over the
                    direct GPU-GPU links and their reverses) that spread the
                    channels over every NVLink of a mesh or cube-mesh.
@@ -43,6 +43,7 @@ import networkx as nx
 import numpy as np
 
 from ..units import check_int
+from .steps import Step
 
 __all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "in_switch",
            "hierarchical", "direct", "channel_orders", "ring_orders", "MAX_RING_GPUS"]
@@ -304,7 +305,7 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
 
 
 def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None):
-    """The batches of :func:`ring` one at a time, as :class:`~course_lib.sim.core.Step`.
+    """The batches of :func:`ring` one at a time, as :class:`~course_lib.sim.steps.Step`.
 
     Same sends, queues, deps and extra delays as ``ring(b, net, orders,
     collective, n_bytes, chunks, overheads)`` (without ``start_deps``), in
@@ -312,7 +313,6 @@ def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None):
     sends in (ring, position) order.  Only O(R n) numbers are held; play it
     with ``run_steps(ring_steps(...), net, window=chunks)``.
     """
-    from .core import Step
 
     orders = np.atleast_2d(np.asarray(orders, dtype=np.int64))
     R, n = orders.shape
