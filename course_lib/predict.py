@@ -105,7 +105,7 @@ import math
 import sys
 from dataclasses import asdict, dataclass, field
 
-from .analytic import COLLECTIVES, busbw_factor
+from .analytic import COLLECTIVES, busbw_factor, hierarchical_allreduce_time_s
 # the machine lives in course_lib.cluster; its names stay importable from here
 from .cluster import (EXAMPLE_TOPO, FABRICS, TOPO_WORDS, Cluster, cluster,  # noqa: F401
                       cluster_from_spec, cluster_from_topo, parse_nccl_topo_xml,
@@ -306,8 +306,9 @@ def _hierarchical(coll, s, clu):
 
     Pipelined as NCCL pipelines its multi-level algorithms: a chunk's
     inter-node step runs while the next chunk is reduced inside the node, so
-    the transfer time is the slower phase, ``max(t_intra, t_inter)``, and
-    each phase adds its own fill.
+    the transfer time is the slower phase, ``max(t_intra, t_inter)``
+    (:func:`course_lib.analytic.hierarchical_allreduce_time_s` at the
+    calibrated rates), and each phase adds its own fill.
     """
     g, nodes = clu.gpus_per_node, clu.nodes
     c = calibration("chunk_bytes")
@@ -315,7 +316,6 @@ def _hierarchical(coll, s, clu):
     b_i = _proto_bw(clu.intra_bw_bytes_per_s(), proto, clu)
     steps = 2 * (g - 1)
     lat_i = steps * _hop("ring", proto, clu.intra_link_kind)
-    tr_i = 2 * (g - 1) / g * s / b_i
     fill_i = steps * min(c, s / g) / b_i
     # inter-node: g rails in parallel, each a ring over the nodes on S/g;
     # one rail gets nics_per_node/g of the node's network bandwidth
@@ -323,10 +323,10 @@ def _hierarchical(coll, s, clu):
     part = s / g
     steps_x = 2 * (nodes - 1)
     lat_x = steps_x * (_hop("ring", proto, "net") + clu.net_hop_s())
-    tr_x = 2 * (nodes - 1) / nodes * part / b_x
     fill_x = steps_x * min(c, part / nodes) / b_x
     lat = nccl_tuning("ring_simple_base") + lat_i + lat_x
-    tr = max(tr_i, tr_x)
+    # the phases' bytes at these rates, pipelined: the slower road sets the time
+    tr = hierarchical_allreduce_time_s(s, g, nodes, b_i, b_x)
     b_eff = s / tr * (2 * (clu.n_ranks - 1) / clu.n_ranks) if tr else 0.0
     return lat, tr, fill_i + fill_x, b_eff
 

@@ -19,7 +19,8 @@ LAYERS = {
     "sim": 5, "plots": 6, "widgets": 7, "quiz": 7.5,
     "content": 8, "quiz_bank_ch01_06": 8,  # question banks, myths, glossary (data)
     "explorers": 9,
-    "traffic": 3.2, "scenarios": 3.3,  # closed-form models for chapters 8 and 10
+    "traffic": 3.2,  # closed-form models for chapter 8
+    "scenarios": 4.5,  # chapter 10: composes analytic and predict, models nothing itself
     "measure": 3.5,  # beside the models: units, hardware, analytic only
     "cluster": 3.8,  # the machine and its calibrated link rates: predict and sim read it
     "doctor": 10, "site": 10, "__main__": 10, "__init__": 10,
