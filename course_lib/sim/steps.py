@@ -30,10 +30,10 @@ import numpy as np
 
 from .ops import SEND, Schedule, Trace, check_network, check_run_args
 
-__all__ = ["run_batched", "Step", "run_steps"]
+__all__ = ["run_batched", "Step", "run_steps", "equal_shares"]
 
 
-def _equal_shares(routes: np.ndarray, bw: np.ndarray):
+def equal_shares(routes: np.ndarray, bw: np.ndarray):
     """Rate and bottleneck link of each send of one step.
 
     ``routes`` is (sends x hops) link ids padded with -1; a link's bandwidth is
@@ -85,7 +85,7 @@ def run_batched(schedule: Schedule, network) -> Trace:
         sends = s.kind[a:b] == SEND
         arrive_lat = np.zeros(b - a)
         if sends.any():
-            rate, link = _equal_shares(table[pair[a:b][sends]], network.link_bw)
+            rate, link = equal_shares(table[pair[a:b][sends]], network.link_bw)
             dur[sends] = s.n_bytes[a:b][sends] / rate
             bottleneck[a:b][sends] = link
             arrive_lat[sends] = lat[pair[a:b][sends]]
@@ -147,7 +147,7 @@ def run_steps(steps, network, window: int = 1) -> tuple[float, int]:
         if st.src is not src or st.dst is not dst:  # new sends: routes and shares
             src, dst = st.src, st.dst
             pair, table, lat, _ = network.pair_table(src, dst)
-            rate, _ = _equal_shares(table[pair], network.link_bw)
+            rate, _ = equal_shares(table[pair], network.link_bw)
             arrive_lat = lat[pair]
         top = int(st.queue.max()) + 1
         if top > len(queue_free):
