@@ -242,14 +242,7 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         raise ValueError(_too_many_ranks(cluster.n_ranks, trace))
     net, ov, clu = _network_and_overheads(cluster, overheads, algo)
     if channels is None:
-        channels = 1
-        if algo == "ring" and clu is not None and clu.nodes == 1 \
-                and clu.fabric in ("mesh", "cube-mesh"):
-            most = int(nccl_tuning("max_channels"))
-            channels = len(schedules.ring_orders(net.topo, most))
-        elif algo == "ring" and clu is not None and clu.nodes > 1:
-            # NCCL runs one ring per NIC across nodes (as predict_collective)
-            channels = min(clu.nics_per_node, int(nccl_tuning("max_channels")))
+        channels = _default_channels(algo, clu, net)
     ranks = net.gpus
     n = len(ranks)
     if n < 2:
@@ -273,6 +266,32 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
                          None, net, None, n_ops)
     b = ScheduleBuilder()
+    _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu)
+    sched = b.build()
+    tr = run(sched, net, engine)
+    t = float(tr.rows["end_s"].max())
+    algbw = s / t
+    return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
+                     tr, net, sched, len(sched))
+
+
+def _default_channels(algo, clu, net) -> int:
+    """NCCL's ring count: every ring order of a single-node NVLink mesh or
+    cube-mesh, one ring per NIC across nodes, else 1."""
+    if algo != "ring" or clu is None:
+        return 1
+    most = int(nccl_tuning("max_channels"))
+    if clu.nodes == 1 and clu.fabric in ("mesh", "cube-mesh"):
+        return len(schedules.ring_orders(net.topo, most))
+    if clu.nodes > 1:  # NCCL runs one ring per NIC across nodes (as predict_collective)
+        return min(clu.nics_per_node, most)
+    return 1
+
+
+def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
+    """Append ``algo``'s schedule of collective ``coll`` on ``s`` bytes to ``b``."""
+    ranks = net.gpus
+    n = len(ranks)
     if algo == "ring":
         if coll in ("allreduce", "allgather", "reducescatter"):
             schedules.ring(b, net, schedules.channel_orders(net, ranks, channels),
@@ -306,12 +325,6 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         if coll != "alltoall":
             raise ValueError(f"algorithm='direct' is for alltoall; got {coll!r}")
         schedules.direct(b, net, ranks, s, ov)
-    sched = b.build()
-    tr = run(sched, net, engine)
-    t = float(tr.rows["end_s"].max())
-    algbw = s / t
-    return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
-                     tr, net, sched, len(sched))
 
 
 def _too_many_ranks(n, trace):
