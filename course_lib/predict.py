@@ -1,7 +1,9 @@
 """Predictions: how long a collective takes on a given machine, the way NCCL plans it.
 
-:func:`cluster` describes a machine (GPU model, NVLink fabric, nodes, NICs);
-:func:`predict_collective` returns the time, algbw and busbw of a collective
+:func:`course_lib.cluster.cluster` describes a machine (GPU model, NVLink
+fabric, nodes, NICs) and holds its calibrated link rates (re-exported here as
+:func:`cluster`, with :class:`Cluster`, :func:`cluster_from_topo` and
+:func:`cluster_from_spec`); :func:`predict_collective` returns the time, algbw and busbw of a collective
 on it, choosing the algorithm (ring, tree, NVLS, hierarchical) and protocol
 (LL, LL128, Simple) the way NCCL does: the fastest by its own model.
 
