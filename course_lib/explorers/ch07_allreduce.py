@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import content, predict, traffic
 from ..analytic import busbw_factor, ring_allreduce_bytes_per_rank
+from ..cluster import cluster
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
 from matplotlib.ticker import FuncFormatter
@@ -60,7 +61,7 @@ CONTROLS = {
 
 @lru_cache(maxsize=64)
 def _curve(collective, algorithm, system):
-    clu = predict.cluster(**SYSTEMS[system][0])
+    clu = cluster(**SYSTEMS[system][0])
     preds = [predict.predict_collective(collective, s, clu, algorithm)
              for s in SIZES_BYTES]
     return (np.array([p.busbw_bytes_per_s for p in preds]),
@@ -80,7 +81,7 @@ def _measured(collective, system):
 
 def compute(collective, algorithm, system, n_bytes):
     """Predicted busbw over sizes, the chosen point, and measurements if any."""
-    clu = predict.cluster(**SYSTEMS[system][0])
+    clu = cluster(**SYSTEMS[system][0])
     p = predict.predict_collective(collective, n_bytes, clu, algorithm)
     busbw, times, algos = _curve(collective, algorithm, system)
     m_bytes, m_busbw = _measured(collective, system)
