@@ -17,6 +17,11 @@ column of ``data/validation/nccl_tests_public.csv``.
 
 Chapter 7 (collectives) and 8 (contention).
 
+Import names from this module (``from course_lib.cluster import Cluster``):
+the package attribute ``course_lib.cluster`` -- what ``cl.cluster(...)`` and
+``import course_lib.cluster as m`` give -- is the function :func:`cluster`,
+as the notebooks use it.
+
 Examples
 --------
 >>> c = cluster("H100", nodes=2, nic="NDR")
