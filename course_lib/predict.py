@@ -1,6 +1,6 @@
 """Predictions: how long a collective takes on a given machine, the way NCCL plans it.
 
-:func:`course_lib.cluster.cluster` describes a machine (GPU model, NVLink
+:func:`course_lib.clusters.cluster` describes a machine (GPU model, NVLink
 fabric, nodes, NICs) and holds its calibrated link rates (re-exported here as
 :func:`cluster`, with :class:`Cluster`, :func:`cluster_from_topo` and
 :func:`cluster_from_spec`); :func:`predict_collective` returns the time, algbw and busbw of a collective
@@ -108,8 +108,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 from .analytic import COLLECTIVES, busbw_factor, hierarchical_allreduce_time_s
-# the machine lives in course_lib.cluster; its names stay importable from here
-from .cluster import (EXAMPLE_TOPO, FABRICS, TOPO_WORDS, Cluster, cluster,  # noqa: F401
+# the machine lives in course_lib.clusters; its names stay importable from here
+from .clusters import (EXAMPLE_TOPO, FABRICS, TOPO_WORDS, Cluster, cluster,  # noqa: F401
                       cluster_from_spec, cluster_from_topo, parse_nccl_topo_xml,
                       parse_nvidia_smi_topo, validation_data_dir)
 from .hardware import calibration, cpu_link_names, gpu as _gpu, latency_s, nccl_tuning

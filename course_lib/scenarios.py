@@ -45,7 +45,7 @@ import math
 
 from .analytic import (collective_time_s, compute_time_s, fibre_rtt_s, gradient_bytes,
                        hierarchical_allreduce_time_s, iteration_time_s)
-from .cluster import cluster
+from .clusters import cluster
 from .predict import predict_collective
 from .hardware import (gpu, gpu_peak_flops_per_s, hbm_bw_bytes_per_s,
                        latency_s, nic, pcie_bw_per_dir_bytes_per_s)

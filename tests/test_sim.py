@@ -401,12 +401,13 @@ def test_switched_channels_keep_one_order():
 
 # --- the calibrated roads read the Cluster's rates (derived once) ------------
 def test_calibrated_roads_read_the_clusters_rates():
-    """Network.from_cluster takes every rate from the Cluster (course_lib.cluster):
+    """Network.from_cluster takes every rate from the Cluster (course_lib.clusters):
     change a Cluster's rate and the simulator's roads follow, and predict's too."""
     import dataclasses
 
-    from course_lib.cluster import Cluster
     from course_lib.hardware import calibration
+
+    Cluster = cl.Cluster  # the class predict and sim check against
 
     @dataclasses.dataclass(frozen=True)
     class Odd(Cluster):

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import content, predict, traffic
 from ..analytic import busbw_factor, ring_allreduce_bytes_per_rank
-from ..cluster import cluster
+from ..clusters import cluster
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
 from matplotlib.ticker import FuncFormatter

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import predict, traffic
 from ..analytic import gradient_bytes, iteration_time_s
-from ..cluster import cluster
+from ..clusters import cluster
 from ..units import format_bytes, format_time
 from ..widgets import Explorer
 from matplotlib.ticker import MaxNLocator

@@ -72,7 +72,7 @@ import networkx as nx
 import numpy as np
 
 from ..analytic import COLLECTIVES, busbw_factor
-from ..cluster import Cluster
+from ..clusters import Cluster
 from ..hardware import calibration, nccl_tuning
 from ..units import check_choice, check_int, check_positive
 from . import schedules

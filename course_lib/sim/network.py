@@ -13,7 +13,7 @@ Two flavours of the same roads:
   topology says; a route's latency is the sum of its links' latencies.  This
   is the alpha-beta world of :mod:`course_lib.analytic`.
 * **calibrated** (``Network.from_cluster(cluster)``): each link delivers
-  what NCCL achieves on it -- the :class:`course_lib.cluster.Cluster`'s own
+  what NCCL achieves on it -- the :class:`course_lib.clusters.Cluster`'s own
   per-link rates (NVLink at NCCL's per-link planning rate, PCIe at NCCL's
   planning rate GPU to GPU or at the DMA efficiency GPU to NIC, a NIC at its
   port x the network's efficiency) x the Simple protocol's efficiency -- and a route's
@@ -95,7 +95,7 @@ class Network:
     def from_cluster(cls, cluster, nvls: bool = False) -> "Network":
         """The cluster's topology with NCCL-achievable rates and latencies.
 
-        Every rate is the Cluster's own (:mod:`course_lib.cluster`, the rates
+        Every rate is the Cluster's own (:mod:`course_lib.clusters`, the rates
         :func:`course_lib.predict.predict_collective` plans with) times the
         Simple protocol's efficiency: an NVLink edge of ``k`` links
         ``cluster.nvlink_bytes_per_s(k)``; a GPU-to-GPU PCIe link (``fabric=

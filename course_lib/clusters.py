@@ -17,10 +17,9 @@ column of ``data/validation/nccl_tests_public.csv``.
 
 Chapter 7 (collectives) and 8 (contention).
 
-Import names from this module (``from course_lib.cluster import Cluster``):
-the package attribute ``course_lib.cluster`` -- what ``cl.cluster(...)`` and
-``import course_lib.cluster as m`` give -- is the function :func:`cluster`,
-as the notebooks use it.
+The module is ``clusters`` (plural) because ``course_lib.cluster`` is the
+function :func:`cluster`, as the notebooks call it (``cl.cluster("H100")``); a
+module of the same name would shadow it wherever it is imported as a submodule.
 
 Examples
 --------
