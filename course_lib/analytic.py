@@ -33,7 +33,8 @@ __all__ = [
     "batched_transfer_time_s", "fibre_rtt_s", "rdma_transfer_time_s",
     "nvlink_bw_bytes_per_s", "effective_utilisation", "compute_time_s",
     "ring_allreduce_time_s", "ring_allreduce_bytes_per_rank",
-    "collective_time_s", "busbw_factor", "algbw_bytes_per_s", "busbw_bytes_per_s",
+    "collective_time_s", "hierarchical_allreduce_time_s", "busbw_factor",
+    "algbw_bytes_per_s", "busbw_bytes_per_s",
     "gradient_bytes", "iteration_time_s", "comm_speedup", "amdahl_speedup",
     "amdahl_limit", "scaling_efficiency", "bandwidth_growth_bytes_per_s",
     "max_gpus_at_efficiency",
@@ -385,6 +386,71 @@ def collective_time_s(collective: str, n_bytes: float, n_ranks: int,
         return p / n * s / b + a
     raise ValueError(f"algorithm='in-switch' supports allreduce, allgather and "
                      f"reducescatter; got collective={collective!r}")
+
+
+def hierarchical_allreduce_time_s(n_bytes: float, gpus_per_node: int, nodes: int,
+                                  intra_bw_bytes_per_s: float,
+                                  inter_bw_bytes_per_s: float,
+                                  intra_latency_s: float = 0.0,
+                                  inter_latency_s: float = 0.0,
+                                  pipelined: bool = True) -> float:
+    """Two-level AllReduce: ReduceScatter in the node, AllReduce across
+    nodes on each GPU's shard (one NIC per GPU), AllGather in the node.
+
+    Parameters
+    ----------
+    n_bytes : float
+        Gradient buffer S on every GPU, bytes.
+    gpus_per_node, nodes : int
+        Cluster shape.
+    intra_bw_bytes_per_s, inter_bw_bytes_per_s : float
+        Per-direction bandwidth per GPU inside the node (NVLink or PCIe) and
+        per GPU to the network (its NIC).
+    intra_latency_s, inter_latency_s : float
+        Per-step latency alpha inside the node and across it.
+    pipelined : bool
+        True (what NCCL does): the buffer is cut into chunks that flow
+        through the three phases at once, so each road is busy for its own
+        bytes and the slower road sets the time.  False: the phases run one
+        after the other (a naive implementation).
+
+    Notes
+    -----
+    Bytes per GPU: ``2 (g-1)/g S`` over the node's links (ReduceScatter and
+    AllGather) and ``2 (m-1)/m S/g`` over its NIC, with ``g`` GPUs a node and
+    ``m`` nodes.  Pipelined, ``t = max(2 (g-1)/g S/B_in, 2 (m-1)/m S/(g B_net))``
+    plus every phase's latency steps; one after the other, ``t = RS_g(S) +
+    AR_m(S/g) + AG_g(S)`` (each from :func:`collective_time_s`, ring).
+    Chapters 7 and 10.
+
+    See Also
+    --------
+    course_lib.predict.predict_collective : with ``algorithm="hierarchical"``,
+        the same pipelined phases at NCCL's calibrated rates, plus launch,
+        per-hop latencies and pipeline fill (it calls this for the transfer).
+    course_lib.scenarios.roce_training_1024 : the line-rate bound of chapter 10.
+
+    >>> round(hierarchical_allreduce_time_s(8e9, 8, 2, 100e9, 10e9), 4)  # max(0.14, 0.1)
+    0.14
+    >>> round(hierarchical_allreduce_time_s(8e9, 8, 2, 100e9, 10e9, pipelined=False), 4)
+    0.24
+    """
+    g = check_int(gpus_per_node, "gpus_per_node", minimum=1)
+    m = check_int(nodes, "nodes", minimum=1)
+    if not isinstance(pipelined, bool):
+        raise TypeError(f"pipelined must be True or False, got {pipelined!r}")
+    rs = collective_time_s("reducescatter", n_bytes, g, intra_bw_bytes_per_s,
+                           intra_latency_s)
+    ar = collective_time_s("allreduce", n_bytes / g, m, inter_bw_bytes_per_s,
+                           inter_latency_s)
+    ag = collective_time_s("allgather", n_bytes, g, intra_bw_bytes_per_s,
+                           intra_latency_s)
+    if not pipelined:
+        return rs + ar + ag
+    latency = 2 * (g - 1) * intra_latency_s + 2 * (m - 1) * inter_latency_s
+    intra = rs + ag - 2 * (g - 1) * intra_latency_s     # bandwidth parts only
+    inter = ar - 2 * (m - 1) * inter_latency_s
+    return max(intra, inter) + latency
 
 
 def algbw_bytes_per_s(n_bytes: float, time_s: float) -> float:

@@ -18,6 +18,16 @@ checked at all.  Every scenario accepts ``load`` (a multiplier on the
 workload size: batch, prompt length, model size ... see ``LOAD_MEANING``)
 and ``efficiency`` (the fraction of peak FLOP/s the GPUs reach).
 
+Which model answers which question.  The scenarios model nothing of their
+own: compute time is :func:`course_lib.analytic.compute_time_s` (or an HBM
+read at the catalog's rate), a tensor-parallel AllReduce is
+:func:`course_lib.analytic.collective_time_s` (alpha-beta, ring), the
+two-level gradient AllReduce is
+:func:`course_lib.analytic.hierarchical_allreduce_time_s` at line rate -- the
+ideal, catalog-rate bound the chapter argues with -- and the 1,024-GPU
+scenario also gives NCCL's calibrated estimate of the same AllReduce
+(:func:`course_lib.predict.predict_collective`).
+
 Taught in chapter 10 (the city at work).
 
 Examples
@@ -33,8 +43,10 @@ from __future__ import annotations
 
 import math
 
-from .analytic import (collective_time_s, fibre_rtt_s, gradient_bytes,
-                       iteration_time_s)
+from .analytic import (collective_time_s, compute_time_s, fibre_rtt_s, gradient_bytes,
+                       hierarchical_allreduce_time_s, iteration_time_s)
+from .clusters import cluster
+from .predict import predict_collective
 from .hardware import (gpu, gpu_peak_flops_per_s, hbm_bw_bytes_per_s,
                        latency_s, nic, pcie_bw_per_dir_bytes_per_s)
 from .units import (check_choice, check_fraction, check_int, check_positive,
@@ -89,67 +101,15 @@ def tp_allreduce_time_s(n_bytes: float, n_gpus: int, bw_bytes_per_s: float,
 
     >>> tp_allreduce_time_s(0, 8, 1e9, 1e-6)
     1.4e-05
+
+    See Also
+    --------
+    course_lib.analytic.collective_time_s : the model this names.
+    course_lib.predict.predict_collective : NCCL's calibrated time (launch
+        floor, protocols) for the same AllReduce on a :func:`course_lib.cluster`.
     """
     return collective_time_s("allreduce", n_bytes, n_gpus, bw_bytes_per_s,
                              step_latency_s)
-
-
-def hierarchical_allreduce_time_s(n_bytes: float, gpus_per_node: int, nodes: int,
-                                  intra_bw_bytes_per_s: float,
-                                  inter_bw_bytes_per_s: float,
-                                  intra_latency_s: float = 0.0,
-                                  inter_latency_s: float = 0.0,
-                                  pipelined: bool = True) -> float:
-    """Two-level AllReduce: ReduceScatter in the node, AllReduce across
-    nodes on each GPU's shard (one NIC per GPU), AllGather in the node.
-
-    Parameters
-    ----------
-    n_bytes : float
-        Gradient buffer S on every GPU, bytes.
-    gpus_per_node, nodes : int
-        Cluster shape.
-    intra_bw_bytes_per_s, inter_bw_bytes_per_s : float
-        Per-direction bandwidth per GPU inside the node (NVLink or PCIe) and
-        per GPU to the network (its NIC).
-    intra_latency_s, inter_latency_s : float
-        Per-step latency alpha inside the node and across it.
-    pipelined : bool
-        True (what NCCL does): the buffer is cut into chunks that flow
-        through the three phases at once, so each road is busy for its own
-        bytes and the slower road sets the time.  False: the phases run one
-        after the other (a naive implementation).
-
-    Notes
-    -----
-    Bytes per GPU: ``2 (g-1)/g S`` over the node's links (ReduceScatter and
-    AllGather) and ``2 (m-1)/m S/g`` over its NIC, with ``g`` GPUs a node and
-    ``m`` nodes.  Pipelined, ``t = max(2 (g-1)/g S/B_in, 2 (m-1)/m S/(g B_net))``
-    plus every phase's latency steps; one after the other, ``t = RS_g(S) +
-    AR_m(S/g) + AG_g(S)`` (each from :func:`collective_time_s`, ring).
-    Chapters 7 and 10.
-
-    >>> round(hierarchical_allreduce_time_s(8e9, 8, 2, 100e9, 10e9), 4)  # max(0.14, 0.1)
-    0.14
-    >>> round(hierarchical_allreduce_time_s(8e9, 8, 2, 100e9, 10e9, pipelined=False), 4)
-    0.24
-    """
-    g = check_int(gpus_per_node, "gpus_per_node", minimum=1)
-    m = check_int(nodes, "nodes", minimum=1)
-    if not isinstance(pipelined, bool):
-        raise TypeError(f"pipelined must be True or False, got {pipelined!r}")
-    rs = collective_time_s("reducescatter", n_bytes, g, intra_bw_bytes_per_s,
-                           intra_latency_s)
-    ar = collective_time_s("allreduce", n_bytes / g, m, inter_bw_bytes_per_s,
-                           inter_latency_s)
-    ag = collective_time_s("allgather", n_bytes, g, intra_bw_bytes_per_s,
-                           intra_latency_s)
-    if not pipelined:
-        return rs + ar + ag
-    latency = 2 * (g - 1) * intra_latency_s + 2 * (m - 1) * inter_latency_s
-    intra = rs + ag - 2 * (g - 1) * intra_latency_s     # bandwidth parts only
-    inter = ar - 2 * (m - 1) * inter_latency_s
-    return max(intra, inter) + latency
 
 
 def _verdict(model_gain, claimed_gain, tolerance=0.35):
@@ -196,6 +156,11 @@ def tp_inference_70b(load: float = 1.0, efficiency: float = 0.5,
     2 P batch / (n peak eff))``.  Communication: two AllReduces a layer of
     ``batch x hidden x d`` bytes, on the critical path (not overlapped).
     ``load`` scales the batch.  Seed claim: throughput x3.2, cost -40%.
+
+    See Also
+    --------
+    course_lib.analytic.compute_time_s : the matrix maths; the HBM read is bytes / the catalog's HBM rate.
+    tp_allreduce_time_s : each AllReduce (alpha-beta ring, catalog rates).
     """
     e = _eff(efficiency)
     b = max(1, round(_check_load(load) * check_int(batch, "batch", 1)))
@@ -204,7 +169,7 @@ def tp_inference_70b(load: float = 1.0, efficiency: float = 0.5,
     p = check_positive(n_params, "n_params")
     d = bytes_per_element
     t_weights = p * d / n / hbm_bw_bytes_per_s(gpu_name)
-    t_flops = 2 * p * b / (n * gpu_peak_flops_per_s(gpu_name) * e)
+    t_flops = compute_time_s(2 * p * b / n, gpu_peak_flops_per_s(gpu_name), e)
     t_comp = max(t_weights, t_flops)
     msg = b * hidden * d
     links = _links(gpu_name)
@@ -216,7 +181,7 @@ def tp_inference_70b(load: float = 1.0, efficiency: float = 0.5,
     step_nv = sides["nvlink"]["compute_s"] + sides["nvlink"]["comm_s"]
     # large batches: maths and AllReduce bytes both grow as the batch, so the
     # gain tends to a limit set by per-sequence maths and per-sequence bytes
-    per_seq_flops = 2 * p / (n * gpu_peak_flops_per_s(gpu_name) * e)
+    per_seq_flops = compute_time_s(2 * p / n, gpu_peak_flops_per_s(gpu_name), e)
     per_seq_comm = {kind: 2 * layers * 2 * (n - 1) / n * hidden * d / links[kind][1]
                     for kind in ("pcie", "nvlink")}
     gain_limit = ((per_seq_flops + per_seq_comm["pcie"])
@@ -267,12 +232,21 @@ def roce_training_1024(load: float = 1.0, efficiency: float = 0.4,
     Notes
     -----
     Hierarchical AllReduce (:func:`hierarchical_allreduce_time_s`): NVLink
-    inside each 8-GPU server, one RoCE port per GPU between servers.
-    Compute per step ``6 P tokens / (N peak eff)``.  The TCP baseline is the
+    inside each 8-GPU server, one RoCE port per GPU between servers, at
+    line rate (a lower bound); ``nccl_estimate_s`` is NCCL's calibrated
+    estimate for the same AllReduce on the same cluster, with the algorithm
+    NCCL would choose (``nccl_algorithm``).  Compute per step ``6 P tokens / (N peak eff)``
+    (:func:`compute_time_s`).  The TCP baseline is the
     seed's own 12 s (the model cannot know how slow a given TCP stack is);
     the line-rate fraction TCP must have reached is reported.  ``load``
     scales the tokens per step.  Seed claims: AllReduce 12 s -> 1.8 s,
     throughput x6, 70 % of waiting removed.
+
+    See Also
+    --------
+    course_lib.analytic.hierarchical_allreduce_time_s : the line-rate bound.
+    course_lib.predict.predict_collective : ``nccl_estimate_s``.
+    course_lib.analytic.compute_time_s : the compute per step.
     """
     e = _eff(efficiency)
     n = check_int(nodes, "nodes", 2) * check_int(gpus_per_node, "gpus_per_node", 1)
@@ -283,10 +257,16 @@ def roce_training_1024(load: float = 1.0, efficiency: float = 0.4,
         s, gpus_per_node, nodes, g.nvlink_bw_per_dir_bytes_per_s,
         port.bw_per_dir_bytes_per_s, latency_s("nccl_hop_nvlink"),
         latency_s("nccl_hop_net"))
+    # NCCL's own estimate on the same cluster: calibrated rates (NVLink planning
+    # rate, protocol and NIC efficiency), launch, hops, pipeline fill, and the
+    # algorithm NCCL would pick
+    nccl = predict_collective("allreduce", s, cluster(g.name, gpus_per_node, nodes,
+                                                      nic=port.name))
+    t_nccl = nccl.time_s
     net_bytes = 2 * (nodes - 1) / nodes * s / gpus_per_node
     tokens = _check_load(load) * check_positive(tokens_per_step,
                                                            "tokens_per_step")
-    t_comp = 6 * n_params * tokens / (n * gpu_peak_flops_per_s(gpu_name) * e)
+    t_comp = compute_time_s(6 * n_params * tokens / n, gpu_peak_flops_per_s(gpu_name), e)
     tcp_fraction = net_bytes / port.bw_per_dir_bytes_per_s / claimed_tcp_s
     rdma_needed_fraction = net_bytes / port.bw_per_dir_bytes_per_s / claimed_rdma_s
     # compute time at which a 12 s -> 1.8 s change gives x6 (no overlap)
@@ -297,6 +277,8 @@ def roce_training_1024(load: float = 1.0, efficiency: float = 0.4,
                             f" per direction ({port.rate_gbit_per_s:g} Gb/s)"),
             ("model AllReduce time (RDMA, line rate, pipelined: a lower bound)",
              format_time(t_rdma)),
+            (f"NCCL's estimate, calibrated ({nccl.algorithm}, course_lib.predict)",
+             format_time(t_nccl)),
             ("line-rate share TCP reached if it took 12 s", f"{tcp_fraction:.0%}"),
             ("compute per step (model)", format_time(t_comp)),
             ("compute per step for the x6 claim to hold", format_time(t_comp_for_x6))]
@@ -325,7 +307,9 @@ def roce_training_1024(load: float = 1.0, efficiency: float = 0.4,
                     f"{tcp_fraction:.0%} of line rate"],
         uncheckable=["'70 % of waiting removed' (no timeline given)",
                      "the unnamed institute's cluster"],
-        extra={"rdma_allreduce_s": t_rdma, "tcp_line_rate_fraction": tcp_fraction,
+        extra={"rdma_allreduce_s": t_rdma, "nccl_estimate_s": t_nccl,
+               "nccl_algorithm": nccl.algorithm,
+               "tcp_line_rate_fraction": tcp_fraction,
                "rdma_needed_line_rate_fraction": rdma_needed_fraction,
                "compute_for_x6_s": t_comp_for_x6, "net_bytes_per_gpu": net_bytes})
 
@@ -408,6 +392,13 @@ def dgx_h100_175b(load: float = 1.0, efficiency: float = 0.4,
     pipeline stage (96 layers, hidden 12,288: GPT-3's shape).
     ``load`` scales the tokens per step.  Seed claims: PCIe 64 GB/s makes the
     sync take seconds, NVLink 900 GB/s milliseconds; throughput +40 %.
+
+    See Also
+    --------
+    course_lib.analytic.hierarchical_allreduce_time_s : the pure data-parallel sync.
+    course_lib.analytic.collective_time_s : the sharded sync across nodes.
+    tp_allreduce_time_s : the tensor-parallel AllReduces.
+    course_lib.analytic.compute_time_s : the compute per step.
     """
     e = _eff(efficiency)
     n = check_int(nodes, "nodes", 2) * check_int(gpus_per_node, "gpus_per_node", 1)
@@ -431,7 +422,7 @@ def dgx_h100_175b(load: float = 1.0, efficiency: float = 0.4,
                                 latency_s("nccl_hop_net"))
     tokens = _check_load(load) * check_positive(tokens_per_step,
                                                            "tokens_per_step")
-    t_comp = 6 * n_params * tokens / (n * gpu_peak_flops_per_s("H100") * e)
+    t_comp = compute_time_s(6 * n_params * tokens / n, gpu_peak_flops_per_s("H100"), e)
     layers, hidden = 96, 12288
     msg = tokens / dp * hidden * bytes_per_element  # activations through one stage
     sides = {}
@@ -491,12 +482,18 @@ def tp_token_latency(load: float = 1.0, efficiency: float = 0.5,
     FLOPs per GPU, and two AllReduces a layer of ``L x hidden x d`` bytes.
     ``load`` scales the prompt length.  Seed claims: first-token latency
     -60 %, activation exchange time cut to a tenth.
+
+    See Also
+    --------
+    course_lib.analytic.compute_time_s : the prefill maths.
+    tp_allreduce_time_s : each AllReduce (alpha-beta ring, catalog rates).
     """
     e = _eff(efficiency)
     L = max(1, round(_check_load(load) * check_int(prompt_tokens,
                                                               "prompt_tokens", 1)))
     n = check_int(n_gpus, "n_gpus", 2)
-    t_comp = 2 * n_params * L / (n * gpu_peak_flops_per_s(gpu_name) * e)
+    n_params = check_positive(n_params, "n_params")
+    t_comp = compute_time_s(2 * n_params * L / n, gpu_peak_flops_per_s(gpu_name), e)
     msg = L * hidden * bytes_per_element
     links = _links(gpu_name)
     sides = {}

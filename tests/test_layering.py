@@ -1,5 +1,5 @@
 """course_lib's imports read one way: units -> hardware -> topology -> analytic
--> predict -> sim -> plots -> widgets/quiz -> explorers; measure beside (it may
+-> clusters -> predict -> sim -> plots -> widgets/quiz -> explorers; measure beside (it may
 use only the model layers); the apps (CLI, doctor, site) on top.  Importing the
 package needs no display, GPU or MPI."""
 
@@ -19,8 +19,10 @@ LAYERS = {
     "sim": 5, "plots": 6, "widgets": 7, "quiz": 7.5,
     "content": 8, "quiz_bank_ch01_06": 8,  # question banks, myths, glossary (data)
     "explorers": 9,
-    "traffic": 3.2, "scenarios": 3.3,  # closed-form models for chapters 8 and 10
+    "traffic": 3.2,  # closed-form models for chapter 8
+    "scenarios": 4.5,  # chapter 10: composes analytic and predict, models nothing itself
     "measure": 3.5,  # beside the models: units, hardware, analytic only
+    "clusters": 3.8,  # the machine and its calibrated link rates: predict and sim read it
     "doctor": 10, "site": 10, "__main__": 10, "__init__": 10,
 }
 
@@ -87,3 +89,28 @@ def test_import_needs_no_display_gpu_or_mpi():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_sim_does_not_import_predict():
+    """The simulator stands beside the predictor, not on it: both read the
+    machine (its calibrated link rates) from course_lib.clusters."""
+    for path in (ROOT / "sim").rglob("*.py"):
+        assert "predict" not in set(course_imports(path)), path
+
+
+def test_cluster_is_the_function_and_its_module_has_another_name():
+    """``cl.cluster`` stays the function the notebooks call.  No module of the
+    package may be named like a function it exports: pytest's importlib mode
+    (and any ``import course_lib.X``) sets the package attribute to the module,
+    which would shadow ``cl.X(...)`` -- hence ``course_lib/clusters.py``."""
+    import importlib
+
+    import course_lib as cl
+
+    assert cl.cluster.__module__ == "course_lib.clusters" and callable(cl.cluster)
+    assert cl.predict.cluster is cl.cluster and cl.predict.Cluster is cl.Cluster
+    assert hasattr(importlib.import_module("course_lib.clusters"), "Cluster")
+    modules = {top_module(p) for p in FILES} - {"__init__", "__main__"}
+    shadowed = sorted(m for m in modules if callable(getattr(cl, m, None))
+                      and not isinstance(getattr(cl, m), type(cl)))
+    assert not shadowed, f"modules named like a function of course_lib: {shadowed}"

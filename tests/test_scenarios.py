@@ -57,6 +57,35 @@ def test_roce_line_rate_bound_is_pipelined_not_summed():
     assert 0.6 < r["rdma_allreduce_s"] / 1.8 < 0.7  # "about two thirds of line rate"
 
 
+def test_roce_calibrated_estimate_is_predicts_and_above_the_bound():
+    """One home per model: the scenario's calibrated number is predict_collective's
+    on the same cluster; NCCL's rates (NVLink planning 20 GB/s a link, protocol and
+    NIC efficiency) put it above the line-rate bound, near the seed's 1.8 s."""
+    import course_lib as cl
+
+    r = scenarios.roce_training_1024()
+    clu = cl.cluster("A100", 8, 128, nic="RoCE-400")
+    p = cl.predict_collective("allreduce", 100e9 * 2, clu)
+    assert (r["nccl_estimate_s"], r["nccl_algorithm"]) == (p.time_s, p.algorithm)
+    assert r["rdma_allreduce_s"] < r["nccl_estimate_s"]
+    assert 1.6 < r["nccl_estimate_s"] < 2.1
+    assert any("calibrated" in q for q, _ in r["rows"])
+
+
+def test_scenarios_reuse_the_models():
+    """No second copy of a model: the hierarchical AllReduce is analytic's, and a
+    scenario's compute time is analytic.compute_time_s of its FLOPs."""
+    from course_lib import analytic, hardware
+
+    assert scenarios.hierarchical_allreduce_time_s is analytic.hierarchical_allreduce_time_s
+    r = scenarios.tp_token_latency()
+    flops = 2 * 70e9 * 2048 / 8
+    assert r["improved"]["compute_s"] == analytic.compute_time_s(
+        flops, hardware.gpu_peak_flops_per_s("A100"), 0.5)
+    with pytest.raises(ValueError, match="n_params"):
+        scenarios.tp_token_latency(n_params=-1)
+
+
 def test_tp_inference_gain_levels_off_below_the_claim():
     """Batch cannot bring the 70B scenario to x3.2: the gain tends to a limit near x2."""
     r = scenarios.tp_inference_70b(efficiency=0.5)

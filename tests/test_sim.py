@@ -397,3 +397,40 @@ def test_switched_channels_keep_one_order():
     r = cl.simulate_collective("allreduce", 1e8, topo, channels=4)
     assert {(x["src"], x["dst"]) for x in r.trace.to_rows()} == {(i, (i + 1) % 8)
                                                                  for i in range(8)}
+
+
+# --- the calibrated roads read the Cluster's rates (derived once) ------------
+def test_calibrated_roads_read_the_clusters_rates():
+    """Network.from_cluster takes every rate from the Cluster (course_lib.clusters):
+    change a Cluster's rate and the simulator's roads follow, and predict's too."""
+    import dataclasses
+
+    from course_lib.hardware import calibration
+
+    Cluster = cl.Cluster  # the class predict and sim check against
+
+    @dataclasses.dataclass(frozen=True)
+    class Odd(Cluster):
+        def nvlink_bytes_per_s(self, links=1):
+            return links * 1e9
+
+        def pcie_dma_bytes_per_s(self):
+            return 3e9
+
+        def nic_bw_bytes_per_s(self):
+            return 7e9
+
+    base = cl.cluster("H100", nodes=2, nic="NDR")
+    odd = Odd(*(getattr(base, f.name) for f in dataclasses.fields(Cluster)))
+    simple = calibration("simple_efficiency")
+    for clu in (base, odd):
+        net = Network.from_cluster(clu)
+        for i, kind in enumerate(net.link_kind):
+            a, b = net.nodes[net.link_src[i]], net.nodes[net.link_dst[i]]
+            want = {"nvlink": clu.nvlink_bytes_per_s(net.topo.edges[a, b]["links"]) * simple,
+                    "pcie": clu.pcie_dma_bytes_per_s(),
+                    "network": clu.nic_bw_bytes_per_s() * simple}[kind]
+            assert net.link_bw[i] == pytest.approx(want, rel=1e-12), (kind, type(clu))
+    assert odd.intra_bw_bytes_per_s() == 18e9   # predict's node rate: 18 NVLinks x 1 GB/s
+    assert cl.predict_collective("allreduce", 2**30, odd).time_s > \
+        cl.predict_collective("allreduce", 2**30, base).time_s

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import content, predict, traffic
 from ..analytic import busbw_factor, ring_allreduce_bytes_per_rank
+from ..clusters import cluster
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
 from matplotlib.ticker import FuncFormatter
@@ -60,8 +61,8 @@ CONTROLS = {
 
 @lru_cache(maxsize=64)
 def _curve(collective, algorithm, system):
-    cl = predict.cluster(**SYSTEMS[system][0])
-    preds = [predict.predict_collective(collective, s, cl, algorithm)
+    clu = cluster(**SYSTEMS[system][0])
+    preds = [predict.predict_collective(collective, s, clu, algorithm)
              for s in SIZES_BYTES]
     return (np.array([p.busbw_bytes_per_s for p in preds]),
             np.array([p.time_s for p in preds]), tuple(p.algorithm for p in preds))
@@ -80,16 +81,16 @@ def _measured(collective, system):
 
 def compute(collective, algorithm, system, n_bytes):
     """Predicted busbw over sizes, the chosen point, and measurements if any."""
-    cl = predict.cluster(**SYSTEMS[system][0])
-    p = predict.predict_collective(collective, n_bytes, cl, algorithm)
+    clu = cluster(**SYSTEMS[system][0])
+    p = predict.predict_collective(collective, n_bytes, clu, algorithm)
     busbw, times, algos = _curve(collective, algorithm, system)
     m_bytes, m_busbw = _measured(collective, system)
-    return {"collective": collective, "system": system, "cluster": cl,
+    return {"collective": collective, "system": system, "cluster": clu,
             "n_bytes": n_bytes, "prediction": p, "sizes_bytes": SIZES_BYTES,
             "busbw_bytes_per_s": busbw, "times_s": times, "algorithms": algos,
             "measured_bytes": m_bytes, "measured_busbw_bytes_per_s": m_busbw,
-            "factor": busbw_factor(collective, cl.n_ranks),
-            "bytes_per_rank_ring": ring_allreduce_bytes_per_rank(n_bytes, cl.n_ranks)}
+            "factor": busbw_factor(collective, clu.n_ranks),
+            "bytes_per_rank_ring": ring_allreduce_bytes_per_rank(n_bytes, clu.n_ranks)}
 
 
 def _title(data):

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import predict, traffic
 from ..analytic import gradient_bytes, iteration_time_s
+from ..clusters import cluster
 from ..units import format_bytes, format_time
 from ..widgets import Explorer
 from matplotlib.ticker import MaxNLocator
@@ -58,9 +59,9 @@ CONTROLS = {
 def compute(n_params, bytes_per_element, system, t_backward_s, n_buckets, overlap):
     """The step's timeline with bucketed (and optionally overlapped) AllReduces."""
     grad = gradient_bytes(n_params, bytes_per_element)
-    cl = predict.cluster(**LINKS[system])
-    t_comm_one = predict.predict_collective("allreduce", grad, cl).time_s
-    t_bucket = predict.predict_collective("allreduce", grad / n_buckets, cl).time_s
+    clu = cluster(**LINKS[system])
+    t_comm_one = predict.predict_collective("allreduce", grad, clu).time_s
+    t_bucket = predict.predict_collective("allreduce", grad / n_buckets, clu).time_s
     sched = traffic.bucket_overlap_schedule(t_backward_s, n_buckets * t_bucket,
                                             n_buckets, overlap=overlap)
     return {"grad_bytes": grad, "system": system, "t_backward_s": t_backward_s,

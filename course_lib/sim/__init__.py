@@ -5,10 +5,15 @@ with the lower layers:
 
 * :mod:`course_lib.sim.network` -- :class:`Network`: a topology as directed,
   bandwidth-limited links with latency, and routes between nodes;
-* :mod:`course_lib.sim.core` -- :class:`ScheduleBuilder` (ops: sends and
-  computes, with dependencies and FIFO queues), the engines
-  (:func:`run_events`, the heap engine; :func:`run_batched`, the numpy fast
-  path for step schedules) and the :class:`Trace` they return;
+* :mod:`course_lib.sim.ops` -- :class:`ScheduleBuilder` (ops: sends and
+  computes, with dependencies and FIFO queues) and the :class:`Trace` an
+  engine returns;
+* :mod:`course_lib.sim.events` -- the reference engine (:func:`run_events`:
+  a heap of events, max-min fair sharing of every link);
+* :mod:`course_lib.sim.steps` -- the fast engine for step schedules
+  (:func:`run_batched`, :func:`run_steps`: a whole ring step at once with
+  numpy); :mod:`course_lib.sim.core` is the one-page overview and
+  :func:`run`, which picks the engine;
 * :mod:`course_lib.sim.schedules` -- ring, chain, double binary tree,
   in-switch reduction, hierarchical and direct all-to-all schedules;
 * :mod:`course_lib.sim.workloads` -- a data-parallel training step with
@@ -17,7 +22,7 @@ with the lower layers:
 
 Big rings: ``simulate_collective(..., trace=False)`` plays a ring
 collective step by step (:func:`course_lib.sim.schedules.ring_steps` and
-:func:`course_lib.sim.core.run_steps`), with the batched engine's
+:func:`course_lib.sim.steps.run_steps`), with the batched engine's
 arithmetic and memory that grows with the ranks, not the transfers: up to
 ``MAX_STREAM_RANKS`` ranks, with ``trace`` and ``schedule`` left ``None``.
 
@@ -53,7 +58,7 @@ direct links with a switch, unequal shares per channel, and graphs over
 Hamiltonian cycle, which keep the single order.  On switched fabrics
 (NVSwitch, PCIe) all channels share one order, as before; across nodes
 they leave through different NICs.  Sharing is fair
-(processor sharing) on every directed link; see :mod:`course_lib.sim.core`.
+(processor sharing) on every directed link; see :mod:`course_lib.sim.events`.
 
 Chapter 7 (collectives), chapter 8 (overlap, stragglers, contention).
 """
@@ -67,6 +72,7 @@ import networkx as nx
 import numpy as np
 
 from ..analytic import COLLECTIVES, busbw_factor
+from ..clusters import Cluster
 from ..hardware import calibration, nccl_tuning
 from ..units import check_choice, check_int, check_positive
 from . import schedules
@@ -122,8 +128,6 @@ class SimResult:
 
 
 def _network_and_overheads(cluster, overheads, algorithm):
-    from ..predict import Cluster
-
     if isinstance(cluster, Cluster):
         calibrated = True if overheads is None else bool(overheads)
         if calibrated:
@@ -192,7 +196,7 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         trace (every transfer; up to ``MAX_SIM_RANKS`` ranks and
         ``MAX_SIM_TRANSFERS`` transfers).  ``False``: generate and play the
         ring step by step (:func:`course_lib.sim.schedules.ring_steps`,
-        :func:`course_lib.sim.core.run_steps`), the same arithmetic as the
+        :func:`course_lib.sim.steps.run_steps`), the same arithmetic as the
         batched engine with memory O(ranks), up to ``MAX_STREAM_RANKS``
         ranks; only ``algorithm="ring"`` with allreduce, allgather or
         reducescatter, and the result's ``trace`` and ``schedule`` are
@@ -236,16 +240,9 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
     max_ranks = MAX_SIM_RANKS if trace else MAX_STREAM_RANKS
     if getattr(cluster, "n_ranks", 0) > max_ranks:
         raise ValueError(_too_many_ranks(cluster.n_ranks, trace))
-    net, ov, cl = _network_and_overheads(cluster, overheads, algo)
+    net, ov, clu = _network_and_overheads(cluster, overheads, algo)
     if channels is None:
-        channels = 1
-        if algo == "ring" and cl is not None and cl.nodes == 1 \
-                and cl.fabric in ("mesh", "cube-mesh"):
-            most = int(nccl_tuning("max_channels"))
-            channels = len(schedules.ring_orders(net.topo, most))
-        elif algo == "ring" and cl is not None and cl.nodes > 1:
-            # NCCL runs one ring per NIC across nodes (as predict_collective)
-            channels = min(cl.nics_per_node, int(nccl_tuning("max_channels")))
+        channels = _default_channels(algo, clu, net)
     ranks = net.gpus
     n = len(ranks)
     if n < 2:
@@ -269,6 +266,32 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
                          None, net, None, n_ops)
     b = ScheduleBuilder()
+    _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu)
+    sched = b.build()
+    tr = run(sched, net, engine)
+    t = float(tr.rows["end_s"].max())
+    algbw = s / t
+    return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
+                     tr, net, sched, len(sched))
+
+
+def _default_channels(algo, clu, net) -> int:
+    """NCCL's ring count: every ring order of a single-node NVLink mesh or
+    cube-mesh, one ring per NIC across nodes, else 1."""
+    if algo != "ring" or clu is None:
+        return 1
+    most = int(nccl_tuning("max_channels"))
+    if clu.nodes == 1 and clu.fabric in ("mesh", "cube-mesh"):
+        return len(schedules.ring_orders(net.topo, most))
+    if clu.nodes > 1:  # NCCL runs one ring per NIC across nodes (as predict_collective)
+        return min(clu.nics_per_node, most)
+    return 1
+
+
+def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
+    """Append ``algo``'s schedule of collective ``coll`` on ``s`` bytes to ``b``."""
+    ranks = net.gpus
+    n = len(ranks)
     if algo == "ring":
         if coll in ("allreduce", "allgather", "reducescatter"):
             schedules.ring(b, net, schedules.channel_orders(net, ranks, channels),
@@ -285,9 +308,9 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         if coll != "allreduce" or "nvswitch" not in net.index:
             raise ValueError("algorithm='nvls' simulates allreduce on a single-node "
                              "NVSwitch machine")
-        if cl is not None and not cl.nvls_capable:
+        if clu is not None and not clu.nvls_capable:
             raise ValueError(f"algorithm='nvls' needs H100 or later on NVSwitch; "
-                             f"cluster has {cl.gpu} on {cl.fabric!r}")
+                             f"cluster has {clu.gpu} on {clu.fabric!r}")
         if ov is not None and chunks == 1:
             piece = min(calibration("chunk_bytes"), s / n)
             chunks = max(1, math.ceil(s / piece))
@@ -302,12 +325,6 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         if coll != "alltoall":
             raise ValueError(f"algorithm='direct' is for alltoall; got {coll!r}")
         schedules.direct(b, net, ranks, s, ov)
-    sched = b.build()
-    tr = run(sched, net, engine)
-    t = float(tr.rows["end_s"].max())
-    algbw = s / t
-    return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
-                     tr, net, sched, len(sched))
 
 
 def _too_many_ranks(n, trace):

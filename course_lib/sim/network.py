@@ -13,9 +13,10 @@ Two flavours of the same roads:
   topology says; a route's latency is the sum of its links' latencies.  This
   is the alpha-beta world of :mod:`course_lib.analytic`.
 * **calibrated** (``Network.from_cluster(cluster)``): each link delivers
-  what NCCL achieves on it -- NVLink at NCCL's per-link planning rate x the
-  Simple protocol's efficiency, PCIe at NCCL's planning rate (GPU to GPU) or
-  the DMA efficiency (GPU to NIC), network ports at 96 % -- and a route's
+  what NCCL achieves on it -- the :class:`course_lib.clusters.Cluster`'s own
+  per-link rates (NVLink at NCCL's per-link planning rate, PCIe at NCCL's
+  planning rate GPU to GPU or at the DMA efficiency GPU to NIC, a NIC at its
+  port x the network's efficiency) x the Simple protocol's efficiency -- and a route's
   latency is NCCL's per-hop latency for its kind (NVLink, PCIe or network),
   the same numbers :func:`course_lib.predict.predict_collective` uses.
 
@@ -27,7 +28,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from ..hardware import NCCL_LINK_BW, calibration, nccl_tuning, pcie_generation
+from ..hardware import calibration, nccl_tuning
 
 __all__ = ["Network"]
 
@@ -94,35 +95,30 @@ class Network:
     def from_cluster(cls, cluster, nvls: bool = False) -> "Network":
         """The cluster's topology with NCCL-achievable rates and latencies.
 
-        ``nvls=True`` rates NVLink at the NVLS efficiency instead of the
-        Simple protocol's (in-switch reduction moves data differently).
+        Every rate is the Cluster's own (:mod:`course_lib.clusters`, the rates
+        :func:`course_lib.predict.predict_collective` plans with) times the
+        Simple protocol's efficiency: an NVLink edge of ``k`` links
+        ``cluster.nvlink_bytes_per_s(k)``; a GPU-to-GPU PCIe link (``fabric=
+        'pcie'``) ``cluster.pcie_planning_bytes_per_s()``; a GPU-to-NIC PCIe
+        link ``cluster.pcie_dma_bytes_per_s()`` (no protocol factor: the NIC's
+        own rate below already carries it); a network port
+        ``cluster.nic_bw_bytes_per_s()``.  ``nvls=True`` rates NVLink at the
+        NVLS efficiency instead (in-switch reduction moves data differently).
         """
         net = cls(cluster.topology())
-        rec = cluster.gpu_record
-        eff = calibration("nvls_efficiency" if nvls else "simple_efficiency")
-        per_link_raw = rec.nvlink_per_link_per_dir_bytes_per_s
+        simple = calibration("simple_efficiency")
+        nvlink_eff = calibration("nvls_efficiency") if nvls else simple
         for i, kind in enumerate(net.link_kind):
-            a, b = net.nodes[net.link_src[i]], net.nodes[net.link_dst[i]]
-            links = net.topo.edges[a, b].get("links", 1)
             if kind == "nvlink":
-                net.link_bw[i] = links * NCCL_LINK_BW[rec.sm_arch].value * eff
+                a, b = net.nodes[net.link_src[i]], net.nodes[net.link_dst[i]]
+                links = net.topo.edges[a, b].get("links", 1)
+                net.link_bw[i] = cluster.nvlink_bytes_per_s(links) * nvlink_eff
+            elif kind == "pcie" and cluster.fabric == "pcie":
+                net.link_bw[i] = cluster.pcie_planning_bytes_per_s() * simple
             elif kind == "pcie":
-                if cluster.fabric == "pcie":
-                    plan = pcie_generation(rec.pcie_gen).nccl_planning_x16_bytes_per_s
-                    net.link_bw[i] = (plan or net.link_bw[i]
-                                      * calibration("pcie_dma_efficiency")) \
-                        * calibration("simple_efficiency")
-                else:
-                    net.link_bw[i] *= calibration("pcie_dma_efficiency")
-            else:
-                # what predict_collective's Simple ring gets from one NIC: the
-                # port x the network kind's efficiency, capped by PCIe and, for a
-                # NIC on the other socket, by the socket link
-                net.link_bw[i] = (cluster.nic_bw_bytes_per_s()
-                                  * calibration("simple_efficiency")
-                                  if cluster.nic else
-                                  net.link_bw[i] * calibration("net_efficiency"))
-        del per_link_raw
+                net.link_bw[i] = cluster.pcie_dma_bytes_per_s()
+            else:  # a NIC's port: what predict_collective's Simple ring gets from it
+                net.link_bw[i] = cluster.nic_bw_bytes_per_s() * simple
         net.hop_latency_s = {k: nccl_tuning(f"ring_simple_hop_{k}")
                              for k in ("nvlink", "pcie", "net")}
         # a network step of a TCP-based transport waits longer (hardware.NETWORK)

@@ -1,6 +1,6 @@
 """Collective algorithms as schedules: who sends what to whom, after what.
 
-Each builder appends ops to a :class:`~course_lib.sim.core.ScheduleBuilder`
+Each builder appends ops to a :class:`~course_lib.sim.ops.ScheduleBuilder`
 and returns the op ids it created.  Sizes follow nccl-tests: ``n_bytes`` is
 the buffer S of every rank (AllGather: the output; ReduceScatter: the input).
 
@@ -12,7 +12,7 @@ builder            what it schedules
                    piece j of step s waits only for piece j of step s-1, so
                    pieces pipeline and hide the per-step latency.
 ``ring_steps``     the same rings as a generator of steps for
-                   :func:`~course_lib.sim.core.run_steps` (no schedule kept).
+                   :func:`~course_lib.sim.steps.run_steps` (no schedule kept).
 ``ring_orders``    several directed ring orders (Hamiltonian cycles over the
                    direct GPU-GPU links and their reverses) that spread the
                    channels over every NVLink of a mesh or cube-mesh.
@@ -43,6 +43,7 @@ import networkx as nx
 import numpy as np
 
 from ..units import check_int
+from .steps import Step, equal_shares
 
 __all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "in_switch",
            "hierarchical", "direct", "channel_orders", "ring_orders", "MAX_RING_GPUS"]
@@ -240,11 +241,17 @@ def _step_share(net, src, dst):
     different NICs do not -- the exposed slice of a step is paid at this rate.
     """
     pair, links, _, _ = net.pair_table(src, dst)
-    used = links[pair]
-    count = np.bincount(used[used >= 0], minlength=len(net.link_bw))
-    share = np.where(used >= 0, net.link_bw[np.maximum(used, 0)]
-                     / np.maximum(count[np.maximum(used, 0)], 1), np.inf)
-    return share.min(axis=1)
+    return equal_shares(links[pair], net.link_bw)[0]
+
+
+def _ring_shape(orders, collective, n_bytes, chunks):
+    """``(orders as R x n, R, n, steps, bytes per piece)`` of rings over ``orders``."""
+    orders = np.atleast_2d(np.asarray(orders, dtype=np.int64))
+    R, n = orders.shape
+    if n < 2:
+        raise ValueError("a ring needs at least 2 ranks")
+    steps = 2 * (n - 1) if collective == "allreduce" else n - 1
+    return orders, R, n, steps, n_bytes / (R * n * chunks)
 
 
 def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
@@ -261,12 +268,7 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
     Without contention and with one chunk this is exactly
     ``steps x (alpha + S/(n B))``, the alpha-beta ring formula.
     """
-    orders = np.atleast_2d(np.asarray(orders, dtype=np.int64))
-    R, n = orders.shape
-    if n < 2:
-        raise ValueError("a ring needs at least 2 ranks")
-    steps = 2 * (n - 1) if collective == "allreduce" else n - 1
-    piece = n_bytes / (R * n * chunks)
+    orders, R, n, steps, piece = _ring_shape(orders, collective, n_bytes, chunks)
     src, dst = orders, np.roll(orders, -1, axis=1)
     per_batch = R * n
     ids = b.n_ops + np.arange(steps * chunks * per_batch).reshape(steps, chunks, R, n)
@@ -304,7 +306,7 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
 
 
 def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None):
-    """The batches of :func:`ring` one at a time, as :class:`~course_lib.sim.core.Step`.
+    """The batches of :func:`ring` one at a time, as :class:`~course_lib.sim.steps.Step`.
 
     Same sends, queues, deps and extra delays as ``ring(b, net, orders,
     collective, n_bytes, chunks, overheads)`` (without ``start_deps``), in
@@ -312,14 +314,7 @@ def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None):
     sends in (ring, position) order.  Only O(R n) numbers are held; play it
     with ``run_steps(ring_steps(...), net, window=chunks)``.
     """
-    from .core import Step
-
-    orders = np.atleast_2d(np.asarray(orders, dtype=np.int64))
-    R, n = orders.shape
-    if n < 2:
-        raise ValueError("a ring needs at least 2 ranks")
-    steps = 2 * (n - 1) if collective == "allreduce" else n - 1
-    piece = n_bytes / (R * n * chunks)
+    orders, R, n, steps, piece = _ring_shape(orders, collective, n_bytes, chunks)
     src, dst = orders.ravel(), np.roll(orders, -1, axis=1).ravel()
     queue = (np.arange(R)[:, None] * len(net.nodes) + orders).ravel()
     # position (r, i) waits for position (r, i-1) of the same piece one step earlier

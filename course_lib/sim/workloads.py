@@ -1,6 +1,6 @@
 """Workloads beyond one collective: overlap, stragglers, contention (chapter 8).
 
-Each function builds a schedule with :class:`~course_lib.sim.core.ScheduleBuilder`,
+Each function builds a schedule with :class:`~course_lib.sim.ops.ScheduleBuilder`,
 plays it with the event engine and returns a :class:`WorkloadResult`.
 Rings here are the ideal ring schedule of :mod:`course_lib.sim.schedules`
 (one chunk per step) on whatever network you pass -- a calibrated
@@ -15,7 +15,8 @@ import numpy as np
 
 from ..units import check_int, check_nonnegative, check_positive
 from . import schedules
-from .core import ScheduleBuilder, Trace, run_events
+from .events import run_events
+from .ops import ScheduleBuilder, Trace
 from .network import Network
 
 __all__ = ["WorkloadResult", "data_parallel_step", "straggler_step", "shared_links"]
