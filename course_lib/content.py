@@ -458,7 +458,11 @@ def _index(letter: str, chapter: int) -> int:
 
 def _question(entry: dict, values: dict | None, chapter: int) -> Question:
     def fill(text):
-        return text if values is None else text.format_map(values)
+        try:
+            return text if values is None else text.format_map(values)
+        except KeyError as err:
+            raise ValueError(f"chapter {chapter}: the bank's field {{{err.args[0]}}} has "
+                             f"no value; values are {sorted(values)}") from None
 
     return Question(fill(entry["prompt"]), [fill(o) for o in entry["options"]],
                     {_index(a, chapter) for a in entry["answer"]}, fill(entry["explanation"]),
