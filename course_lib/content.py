@@ -483,7 +483,7 @@ def chapter_quiz(chapter: int, lang: str = "en", source: str | None = None) -> l
     >>> chapter_quiz(12)
     Traceback (most recent call last):
     ...
-    ValueError: chapter must be <= 11, got 12
+    ValueError: chapter must be an integer >= 1 and <= 11, got 12
     """
     c, doc = _chapter(chapter, lang)
     values = QUIZ_VALUES[doc["values"]]() if doc.get("values") else None
