@@ -489,6 +489,9 @@ def chapter_quiz(chapter: int, lang: str = "en", source: str | None = None) -> l
     c, doc = _chapter(chapter, lang)
     values = QUIZ_VALUES[doc["values"]]() if doc.get("values") else None
     questions = [_question(e, values, c) for e in doc.get("quiz", [])]
+    if not questions:
+        raise ValueError(f"chapter {c} has no quiz in lang {lang!r} "
+                         f"({_BANK}/{lang}/ch{c:02d}.yaml)")
     if source is not None:
         picked = [q for q in questions if q.source.startswith(source)]
         if not picked:

@@ -310,6 +310,12 @@ def test_chapter_quiz_rejects_bad_input_by_name():
         content.chapter_quiz(11, source="seed 999")
 
 
+def test_a_chapter_missing_from_a_language_is_an_error_not_an_empty_quiz(monkeypatch):
+    monkeypatch.setattr(content, "_read", lambda chapter, lang: {})
+    with pytest.raises(ValueError, match="no quiz in lang 'en'"):
+        content.chapter_quiz(5)
+
+
 def test_myths_name_their_evidence_by_key():
     doc = yaml.safe_load((BANK / "en" / "ch11.yaml").read_text(encoding="utf-8"))
     keys = [m["evidence"] for m in doc["myths"]]
