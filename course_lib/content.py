@@ -1,22 +1,31 @@
-"""Chapter 11's material as data: the 8 myths, the 20 interview questions,
-the zh/en glossary and what comes next.
+"""The course's words as data: every chapter's quiz, the 8 myths, the 20
+interview questions, the zh/en glossary -- and what comes next.
 
-* :data:`MYTHS` -- the four 常见误区 (common misconceptions) of each seed
-  article, restated in our words, each with a verdict and an ``evidence()``
-  function that computes its case from the course's models (and, for the
-  small-message myth, from the measured nccl-tests curve in
-  ``course_lib/data/calibration_measurements.csv``).
-* :data:`INTERVIEW_QUESTIONS` -- the ten 面试题 (interview questions) of each
-  seed as :class:`course_lib.quiz.Question` objects, every wrong option
-  explained; where a seed's explanation was wrong we say so in ``fixes``.
-* :data:`GLOSSARY` -- the story's terms in Chinese and English.
-* :data:`NEXT` -- NVLink 5, NVLink-C2C, optical links and UALink, with
-  sources; their numbers live in the hardware catalog.
+The text lives in one chapter-keyed bank of YAML files,
+``course_lib/content_bank/<lang>/chNN.yaml`` (``en`` today; a translation is a
+second folder with the same files and keys).  What must be computed stays here,
+in Python, and the data names it by key:
+
+* a myth's ``evidence`` key names a function in :data:`EVIDENCE` that computes
+  its case from the course's models (and, for the small-message myth, from the
+  measured nccl-tests curve in ``course_lib/data/calibration_measurements.csv``);
+* a chapter file's ``values`` key names a function in :data:`QUIZ_VALUES`
+  whose catalog-derived strings fill the ``{name}`` fields of its questions, so
+  a quiz never disagrees with the hardware catalog.
+
+One entry point serves every chapter's quiz: ``chapter_quiz(7)`` returns the
+questions as :class:`course_lib.quiz.Question` objects, and a notebook shows
+them with ``cl.quiz.show(cl.content.chapter_quiz(7))``.  :func:`myths`,
+:func:`interview_questions`, :func:`question_fixes` and :func:`glossary` read
+the rest; each takes ``lang="en"``.  The English bank is also kept under the
+module names older code uses (:data:`MYTHS`, :data:`INTERVIEW_QUESTIONS`,
+:data:`CHAPTER_QUESTIONS`, :data:`QUESTION_FIXES`, :data:`GLOSSARY`).
+:data:`NEXT` (NVLink 5, NVLink-C2C, optical links, UALink) is built from the
+catalog here.
 
 Seeds: ``000`` is the heterogeneous-communication article (城市交通 overview),
-``003`` the NVLink article (磁悬浮专线).
-
-Taught in chapter 11 (rumours and interviews).
+``003`` the NVLink article (磁悬浮专线).  Where our answer or explanation
+differs from a seed's, :func:`question_fixes` says so.
 
 Examples
 --------
@@ -24,6 +33,10 @@ Examples
 (8, 20, True)
 >>> myth("barriers").evidence()["extra_barrier_cost"] > 0
 True
+>>> [len(chapter_quiz(c)) >= 2 for c in range(1, 12)] == [True] * 11
+True
+>>> chapter_quiz(2)[0].options[1]     # filled from the catalog
+'P100'
 """
 
 from __future__ import annotations
@@ -31,18 +44,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .analytic import (batched_transfer_time_s, effective_bw_bytes_per_s, gradient_bytes,
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+from .analytic import (batched_transfer_time_s,
+                       effective_utilisation, fibre_rtt_s, gradient_bytes,
                        host_copy_bw_bytes_per_s,
                        iteration_time_s, ring_allreduce_time_s,
-                       route_transfer_time_s)
-from .hardware import (FUTURE_LINKS, calibration_data_path, calibration_rows, gpu,
-                       latency_s, nic, nvlink_generation, pcie_bw_per_dir_bytes_per_s,
-                       system)
+                       route_crossover_bytes, route_parameters, route_transfer_time_s)
+from .hardware import (FUTURE_LINKS, NVLINK_GENERATIONS, calibration_data_path,
+                       calibration_rows, gpu, latency_s, nic, nvlink_generation,
+                       pcie_bw_per_dir_bytes_per_s, system)
 from .quiz import Question
+from .topology import fully_connected_topology, link_count
 from .traffic import barrier_step_time_s, straggler_phase_times_s
-from .units import check_choice, format_bandwidth, format_time
+from .units import check_choice, check_int, format_bandwidth, format_bytes, format_time
 
-__all__ = ["Myth", "MYTHS", "myth", "myth_keys", "INTERVIEW_QUESTIONS", "CHAPTER_QUESTIONS",
+__all__ = ["chapter_quiz", "myths", "interview_questions", "question_fixes", "glossary",
+           "languages", "EVIDENCE", "QUIZ_VALUES",
+           "Myth", "MYTHS", "myth", "myth_keys", "INTERVIEW_QUESTIONS", "CHAPTER_QUESTIONS",
            "QUESTION_FIXES", "GLOSSARY", "NEXT", "calibration_rows",
            "CALIBRATION_CSV"]
 
@@ -301,66 +323,196 @@ def _ev_small_messages():
     return out
 
 
-MYTHS: list[Myth] = [
-    Myth("nvlink_everywhere", "seed 000, 常见误区 #1",
-         "NVLink is the fastest road, so every transfer should use it; PCIe is "
-         "slow and best avoided.", "false",
-         "Each road serves different places: NVLink joins GPUs in one server, PCIe "
-         "is the only road from host memory to a GPU on x86 servers, and RDMA is the "
-         "only one between servers. For small messages start-up latency, not "
-         "bandwidth, decides.", _ev_nvlink_everywhere, "model", 1),
-    Myth("dma_cpu_idle", "seed 000, 常见误区 #2",
-         "DMA moves data without the CPU, so the CPU sits idle and copying costs "
-         "the system nothing.", "half true",
-         "The DMA engine moves the bytes, but the CPU still allocates and pins "
-         "buffers, writes descriptors, launches copies and handles completions. "
-         "Thousands of small copies keep it busy; merge them.",
-         _ev_dma_cpu_idle, "model", 4),
-    Myth("hardware_is_enough", "seed 000, 常见误区 #3",
-         "With NVLink and InfiniBand installed, communication is fast by itself; "
-         "the runtime software has nothing to add.", "false",
-         "Hardware builds the roads; software plans the traffic: the collective "
-         "algorithm, overlap, bucketing and placement. On identical hardware they "
-         "change the step time several-fold.", _ev_hardware_is_enough, "model", 7),
-    Myth("barriers", "seed 000, 常见误区 #4",
-         "More synchronisation is safer: put a barrier after every communication.",
-         "false",
-         "Every barrier makes all GPUs wait for the slowest one. Keep the barriers "
-         "correctness needs (the gradient AllReduce is one) and remove the rest.",
-         _ev_barriers, "simulation", 8),
-    Myth("nvlink_is_pcie", "seed 003, 常见误区 #1",
-         "NVLink is just PCIe with more bandwidth; code can be written as before.",
-         "false",
-         "PCIe can carry GPU-to-GPU traffic too: peer-to-peer copies and loads "
-         "that skip host memory where the topology allows (both GPUs under one "
-         "PCIe switch, or a root complex that forwards peer traffic); otherwise "
-         "they are staged through host memory. NVLink differs in bandwidth (about "
-         "7x per direction on H100), in route (no PCIe switch or CPU root complex "
-         "in the way), in loads, stores and atomics at that bandwidth, and in "
-         "scale through NVSwitch. Code that assumed host staging should use peer "
-         "access and NCCL, not the code written for PCIe.",
-         _ev_nvlink_is_pcie, "model", 3),
-    Myth("box_flies", "seed 003, 常见误区 #2",
-         "An 8-GPU NVLink server makes distributed training fast automatically; if "
-         "it does not, the machine is broken.", "false",
-         "The slowest stage sets the pace: data loading, CPU work, a poor split of "
-         "the model or unhidden small messages. NVLink helps only the part of the "
-         "step that waits on GPU-to-GPU traffic.", _ev_box_flies, "model", 8),
-    Myth("no_domain_limit", "seed 003, 常见误区 #3",
-         "All GPUs can talk over NVLink, so even clusters of thousands of GPUs have "
-         "no communication bottleneck.", "false",
-         "NVLink reaches only the GPUs of one NVLink domain (8 in a DGX/HGX node, "
-         "72 in an NVL72 rack). Beyond it traffic takes the NICs, several times "
-         "slower per GPU, so large clusters are built and programmed in levels.",
-         _ev_no_domain_limit, "model", 9),
-    Myth("small_messages", "seed 003, 常见误区 #4",
-         "Only the bandwidth of big transfers matters; small messages are "
-         "irrelevant because NVLink is fast.", "false",
-         "Below a few hundred kilobytes the start-up cost dominates and a collective "
-         "reaches a small fraction of its bandwidth; this is why frameworks bucket "
-         "gradients and libraries pick different algorithms by size.",
-         _ev_small_messages, "measurement", 7),
-]
+#: Evidence key (as the bank's myths name it) -> ``evidence() -> dict``.
+EVIDENCE: dict[str, Callable[[], dict]] = {
+    "nvlink_everywhere": _ev_nvlink_everywhere,
+    "dma_cpu_idle": _ev_dma_cpu_idle,
+    "hardware_is_enough": _ev_hardware_is_enough,
+    "barriers": _ev_barriers,
+    "nvlink_is_pcie": _ev_nvlink_is_pcie,
+    "box_flies": _ev_box_flies,
+    "no_domain_limit": _ev_no_domain_limit,
+    "small_messages": _ev_small_messages,
+}
+
+
+# ---------------------------------------------------------------------------
+# quiz values: the catalog's numbers, formatted, for the {name} fields of the
+# chapter files that say ``values: chNN``
+# ---------------------------------------------------------------------------
+def _values_ch01():
+    return {"utilisation": f"{effective_utilisation(0.3, 0.1):.0%}"}
+
+
+def _values_ch02():
+    h100 = gpu("H100")
+    total = h100.nvlink_bw_per_dir_bytes_per_s
+    return {"first_gpu": NVLINK_GENERATIONS[1].gpu,
+            "h100_link": format_bandwidth(h100.nvlink_per_link_per_dir_bytes_per_s),
+            "h100_total": format_bandwidth(total),
+            "h100_bidir": format_bandwidth(h100.nvlink_bw_bidir_bytes_per_s),
+            "b200_bidir": format_bandwidth(gpu("B200").nvlink_bw_bidir_bytes_per_s),
+            "nvlink_over_pcie": f"{total / pcie_bw_per_dir_bytes_per_s(h100.pcie_gen):.0f}"}
+
+
+def _values_ch03():
+    nvlink = gpu("H100").nvlink_bw_per_dir_bytes_per_s
+    pcie = pcie_bw_per_dir_bytes_per_s(5)
+    d_star = route_crossover_bytes(route_parameters("p2p-nvlink", gpu="H100", nvlink_links=1),
+                                   route_parameters("p2p-staged", gpu="H100"))
+    return {"ratio": f"{nvlink / pcie:.0f}", "ratio_1f": f"{nvlink / pcie:.1f}",
+            "h100_total": format_bandwidth(nvlink), "pcie5": format_bandwidth(pcie),
+            "crossover": format_bytes(d_star)}
+
+
+def _values_ch04():
+    alpha = latency_s("pcie_small_copy_sync")
+    bw = host_copy_bw_bytes_per_s(5, "pinned", measured=True)
+    return {"alpha": format_time(alpha),
+            "one_by_one": format_time(batched_transfer_time_s(1000, 4096, bw, alpha,
+                                                              batched=False)),
+            "batched": format_time(batched_transfer_time_s(1000, 4096, bw, alpha)),
+            "alpha_x1000": format_time(1000 * alpha)}
+
+
+def _values_ch05():
+    ndr = nic("NDR")
+    bw = ndr.bw_per_dir_bytes_per_s
+    rtt = fibre_rtt_s(1000)
+    return {"nic": ndr.name, "nic_gbit": f"{ndr.rate_gbit_per_s:g}",
+            "nic_bw": format_bandwidth(bw), "nic_bw_x8": format_bandwidth(bw * 8),
+            "nic_bw_x2": format_bandwidth(bw * 2), "nic_bw_half": format_bandwidth(bw / 2),
+            "rtt_1km": format_time(rtt), "rtt_1m": format_time(rtt / 1000),
+            "rtt_1000km": format_time(rtt * 1000)}
+
+
+def _values_ch06():
+    return {"mesh_links": str(link_count(fully_connected_topology(8))),
+            "dgx2_nvswitches": str(system("DGX-2").nvswitches)}
+
+
+#: Values key (as a chapter file names it) -> ``values() -> dict`` of strings.
+QUIZ_VALUES: dict[str, Callable[[], dict]] = {
+    "ch01": _values_ch01, "ch02": _values_ch02, "ch03": _values_ch03,
+    "ch04": _values_ch04, "ch05": _values_ch05, "ch06": _values_ch06,
+}
+
+
+# ---------------------------------------------------------------------------
+# the bank: course_lib/content_bank/<lang>/chNN.yaml
+# ---------------------------------------------------------------------------
+_BANK = "content_bank"
+_CHAPTERS = range(1, 12)
+_LETTERS = "ABCDEFGH"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where built: 5x faster
+
+
+def languages() -> list[str]:
+    """The languages the bank holds (folder names, e.g. ``["en"]``)."""
+    root = resources.files(__package__) / _BANK
+    return sorted(p.name for p in root.iterdir() if p.is_dir())
+
+
+@lru_cache(maxsize=None)
+def _read(chapter: int, lang: str) -> dict:
+    """One chapter file, parsed (cached: callers must not change it)."""
+    path = resources.files(__package__) / _BANK / lang / f"ch{chapter:02d}.yaml"
+    if not path.is_file():
+        return {}
+    doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
+    if doc.get("chapter", chapter) != chapter:
+        raise ValueError(f"{_BANK}/{lang}/ch{chapter:02d}.yaml says chapter "
+                         f"{doc['chapter']}")
+    return doc
+
+
+def _chapter(chapter, lang) -> tuple[int, dict]:
+    c = check_int(chapter, "chapter", minimum=_CHAPTERS.start, maximum=_CHAPTERS.stop - 1)
+    return c, _read(c, check_choice(lang, "lang", languages()))
+
+
+def _index(letter: str, chapter: int) -> int:
+    if letter not in _LETTERS:
+        raise ValueError(f"chapter {chapter}: option letter must be one of "
+                         f"{_LETTERS}, got {letter!r}")
+    return _LETTERS.index(letter)
+
+
+def _question(entry: dict, values: dict | None, chapter: int) -> Question:
+    def fill(text):
+        try:
+            return text if values is None else text.format_map(values)
+        except KeyError as err:
+            raise ValueError(f"chapter {chapter}: the bank's field {{{err.args[0]}}} has "
+                             f"no value; values are {sorted(values)}") from None
+
+    return Question(fill(entry["prompt"]), [fill(o) for o in entry["options"]],
+                    {_index(a, chapter) for a in entry["answer"]}, fill(entry["explanation"]),
+                    {_index(k, chapter): fill(v)
+                     for k, v in entry.get("why_wrong", {}).items()},
+                    source=entry.get("source", ""))
+
+
+def chapter_quiz(chapter: int, lang: str = "en", source: str | None = None) -> list[Question]:
+    """The quiz of ``chapter`` (1-11) as a list of :class:`~course_lib.quiz.Question`.
+
+    Chapter 11's quiz is the seeds' twenty interview questions.  ``source``
+    keeps only the questions whose source starts with it (e.g.
+    ``"seed 000"``).  Show them with ``cl.quiz.show(...)``.
+
+    >>> [q.source for q in chapter_quiz(11, source="seed 003, 面试题 Q9")]
+    ['seed 003, 面试题 Q9']
+    >>> chapter_quiz(12)
+    Traceback (most recent call last):
+    ...
+    ValueError: chapter must be an integer >= 1 and <= 11, got 12
+    """
+    c, doc = _chapter(chapter, lang)
+    values = QUIZ_VALUES[doc["values"]]() if doc.get("values") else None
+    questions = [_question(e, values, c) for e in doc.get("quiz", [])]
+    if not questions:
+        raise ValueError(f"chapter {c} has no quiz in lang {lang!r} "
+                         f"({_BANK}/{lang}/ch{c:02d}.yaml)")
+    if source is not None:
+        picked = [q for q in questions if q.source.startswith(source)]
+        if not picked:
+            known = sorted({q.source for q in questions if q.source})
+            raise ValueError(f"source {source!r} starts no question of chapter {c}; "
+                             f"sources are {known}")
+        questions = picked
+    return questions
+
+
+def _gather(key: str, lang: str) -> list[tuple[int, object]]:
+    """``(chapter, item)`` for every item under ``key`` in the chapter files, in order."""
+    out = []
+    for c in _CHAPTERS:
+        _c, doc = _chapter(c, lang)
+        items = doc.get(key) or []
+        out.extend((c, item) for item in (items.items() if isinstance(items, dict) else items))
+    return out
+
+
+def interview_questions(lang: str = "en") -> list[Question]:
+    """The twenty interview questions (10 from each seed): chapter 11's quiz."""
+    return chapter_quiz(11, lang)
+
+
+def question_fixes(lang: str = "en") -> dict[str, str]:
+    """Question source -> where our answer or explanation differs from the seed's."""
+    return dict(item for _c, item in _gather("question_fixes", lang))
+
+
+def glossary(lang: str = "en") -> list[tuple[str, str, str, int]]:
+    """The story's terms as ``(zh, en, meaning, chapter)``, in chapter order."""
+    return [(g["zh"], g["en"], g["meaning"], c) for c, g in _gather("glossary", lang)]
+
+
+def myths(lang: str = "en") -> list[Myth]:
+    """The eight myths, each with its evidence function from :data:`EVIDENCE`."""
+    return [Myth(m["key"], m["source"], m["claim"], m["verdict"], m["truth"],
+                 EVIDENCE[m["evidence"]], m.get("kind", "model"), m.get("chapter", c))
+            for c, m in _gather("myths", lang)]
 
 
 def myth_keys() -> list[str]:
@@ -377,351 +529,6 @@ def myth(key: str) -> Myth:
     k = check_choice(key, "key", myth_keys())
     return next(m for m in MYTHS if m.key == k)
 
-
-# ---------------------------------------------------------------------------
-# interview questions: 10 from each seed, restated, every wrong option explained
-# ---------------------------------------------------------------------------
-_S0, _S3 = "seed 000, 面试题", "seed 003, 面试题"
-
-INTERVIEW_QUESTIONS: list[Question] = [
-    Question("What is NVLink's main advantage over the other ways GPUs communicate?",
-             ["It reaches across the network to other data centres",
-              "Very high bandwidth and low latency between GPUs in the same server",
-              "It replaces every CPU-GPU transfer",
-              "It works without any software configuration"],
-             {1}, "NVLink is a direct GPU-to-GPU link inside a server (or an NVLink "
-             "domain): its value is bandwidth and latency between neighbours.",
-             {0: "Reaching other machines is the job of RDMA over InfiniBand or RoCE.",
-              2: "On x86 servers the CPU still reaches the GPU over PCIe; only "
-                 "NVLink-C2C systems (Grace Hopper) link CPU and GPU with NVLink.",
-              3: "Drivers, NCCL and peer access must be set up; topology-aware "
-                 "software is what makes it pay."}, source=_S0 + " Q1"),
-    Question("Why does a PCIe DMA copy want pinned (page-locked) host memory?",
-             ["It raises the CPU clock", "The OS cannot page it out or move it, so "
-              "the DMA engine can read the physical pages directly",
-              "It widens the PCIe link", "It saves GPU memory"],
-             {1}, "A DMA engine works on physical addresses that must stay valid for "
-             "the whole copy. Pageable memory may be moved or swapped, so the driver "
-             "first copies it into its own pinned buffer: that extra copy is why "
-             "pageable transfers are slower (chapter 4).",
-             {0: "Pinning changes nothing about the CPU's clock.",
-              2: "The link is the same; pinned copies simply get more of it, "
-                 "because no staging copy is needed.",
-              3: "Pinned memory lives on the host; GPU memory use is unchanged."},
-             source=_S0 + " Q2"),
-    Question("What is the key architectural idea of RDMA?",
-             ["A faster network line rate",
-              "Kernel bypass: the NIC reads and writes the remote application's "
-              "memory without the OS in the data path",
-              "Longer fibre cables", "It makes NVLink unnecessary"],
-             {1}, "RDMA removes the kernel and its copies from the data path: the "
-             "NIC moves data between registered user buffers, so latency and CPU "
-             "load drop (chapter 5).",
-             {0: "RDMA runs at the same line rates as other traffic on that port; the "
-                 "gain is in the path, not the rate.",
-              2: "Cable length only adds propagation delay (~5 ns per metre).",
-              3: "They serve different distances: NVLink inside a server or domain, "
-                 "RDMA between servers. Clusters use both."}, source=_S0 + " Q3"),
-    Question("Compared with a fully connected topology, what is the main drawback of "
-             "a ring?",
-             ["The cabling is too expensive",
-              "Distant GPUs are several hops apart, so point-to-point latency grows "
-              "with the number of GPUs",
-              "It cannot connect more than two GPUs", "It needs more switches"],
-             {1}, "On a ring of N GPUs the farthest pair is N/2 hops apart (chapter "
-             "6). Note the limit of this answer: for bandwidth-bound collectives the "
-             "ring is not worse, since ring AllReduce is bandwidth-optimal; its cost "
-             "is the 2(N-1) latency steps.",
-             {0: "Expensive cabling (N(N-1)/2 links) is the full mesh's problem.",
-              2: "Rings connect any number of GPUs; that is their appeal.",
-              3: "A ring needs no switch; neither does a full mesh."},
-             source=_S0 + " Q4"),
-    Question("Which techniques make multi-GPU training communicate more "
-             "efficiently?",
-             ["Overlapping communication with computation",
-              "Topology-aware placement of the ranks",
-              "Merging small transfers into larger ones",
-              "Adding more barriers"],
-             {0, 1, 2}, "Overlap hides communication behind the backward pass, "
-             "topology-aware placement keeps heavy traffic on short fast routes, and "
-             "merging pays the start-up cost once (chapters 4, 6, 8).",
-             {3: "Each barrier makes every GPU wait for the slowest; more of them "
-                 "only add waiting (myth 'barriers', chapter 8)."},
-             source=_S0 + " Q5"),
-    Question("What does a barrier do in data-parallel training?",
-             ["It raises the GPU clock",
-              "Every GPU waits until all have reached it before going on",
-              "It compresses the model",
-              "It picks the best communication route"],
-             {1}, "A barrier is a meeting point: no one proceeds until everyone has "
-             "arrived. In data parallelism the gradient AllReduce itself plays that "
-             "role, which is why the slowest GPU sets the pace.",
-             {0: "Clocks are managed by the GPU's power controller, not by barriers.",
-              2: "Model compression (quantisation, pruning) has nothing to do with "
-                 "synchronisation.",
-              3: "Route and algorithm choice is made by the communication library "
-                 "(e.g. NCCL's tuner), not by a barrier."}, source=_S0 + " Q6"),
-    Question("Which statements about overlapping communication with computation are "
-             "right?",
-             ["Gradients that are ready are sent while the backward pass continues",
-              "It shortens the time GPUs spend waiting at the synchronisation point",
-              "It needs the gradients split into buckets (by layer) and scheduled",
-              "With RDMA the CPU is no longer needed at all"],
-             {0, 1, 2}, "Frameworks group gradients into buckets and start each "
-             "bucket's AllReduce as soon as it is ready, so by the end of the "
-             "backward pass most traffic is done (chapter 8). It hides "
-             "communication; it does not cure stragglers, whose waiting remains.",
-             {3: "RDMA takes the CPU out of the data path, but the CPU still posts "
-                 "work requests, registers memory and runs the training loop."},
-             source=_S0 + " Q7"),
-    Question("In the speed-up rule N / (1 + (N-1) T_comm / T_compute), what does "
-             "T_comm / T_compute stand for?",
-             ["The ratio of GPU count to bandwidth",
-              "Communication time relative to compute time per step: how much "
-              "communication drags on training",
-              "Model size over data-set size", "CPU over GPU compute power"],
-             {1}, "It is the communication-to-computation ratio: zero gives the "
-             "ideal N. The rule is exact for strong scaling (a fixed job shared by N "
-             "GPUs) with a ring AllReduce: T_compute is the whole step on one GPU, "
-             "T_comm = 2S/B, and the speed-up tends to T_compute/T_comm. Latency and "
-             "slower links past the node make it worse, overlap better; with a batch "
-             "per GPU (weak scaling) throughput grows almost as N (chapter 9).",
-             {0: "No such ratio appears; bandwidth enters only through T_comm.",
-              2: "The data-set size sets how many steps there are, not the ratio "
-                 "within a step.",
-              3: "The CPU's compute power is not part of the formula."},
-             source=_S0 + " Q8"),
-    Question("Where is NVLink mainly used?",
-             ["Between data centres",
-              "Between GPUs in the same server (or NVLink domain)",
-              "Between the CPU and disks", "Between phones and computers"],
-             {1}, "NVLink joins the GPUs of a server or rack-scale domain, e.g. for "
-             "tensor parallelism and intra-node AllReduce.",
-             {0: "Between data centres traffic uses the network (RDMA, TCP/IP).",
-              2: "Disks hang off PCIe/NVMe or a storage network.",
-              3: "Consumer devices use USB, Wi-Fi and the like; NVLink is a "
-                 "data-centre GPU link."}, source=_S0 + " Q9"),
-    Question("Which factors set the total time of a PCIe DMA transfer?",
-             ["The start-up latency", "The amount of data", "The PCIe bandwidth",
-              "The colour theme of the user interface"],
-             {0, 1, 2}, "T = T_setup + D / B. The seeds' 'setup' of 5-10 us is really "
-             "the end-to-end small-copy latency (API call, submission, DMA, "
-             "completion; 7.3 us measured on an H200), not descriptor setup alone; "
-             "the DMA part is under 3 us (chapter 4).",
-             {3: "Nothing on screen affects a DMA transfer."}, source=_S0 + " Q10"),
-    # ---- seed 003 ----------------------------------------------------------
-    Question("What is NVLink?",
-             ["A high-speed interconnect between GPUs",
-              "A general open replacement standard for PCIe",
-              "A GPU cooling technology", "A type of memory chip"],
-             {0}, "NVLink is NVIDIA's point-to-point link between GPUs (and, as "
-             "NVLink-C2C, between a Grace CPU and a GPU).",
-             {1: "NVLink is proprietary and serves GPUs; PCIe stays the general "
-                 "I/O bus for NICs, disks and the host.",
-              2: "Cooling is unrelated.", 3: "Memory chips are HBM/GDDR; NVLink "
-              "connects chips, it does not store data."}, source=_S3 + " Q1"),
-    Question("Which GPU was the first to ship with NVLink?",
-             ["V100", "P100", "A100", "H100"], {1},
-             "P100 (2016) brought NVLink 1 with 4 links; V100, A100 and H100 carry "
-             "NVLink 2, 3 and 4.",
-             {0: "V100 (2017) had NVLink 2.", 2: "A100 (2020) had NVLink 3.",
-              3: "H100 (2022) has NVLink 4."}, source=_S3 + " Q2"),
-    Question("About how much NVLink 4 bandwidth does one H100 have in total?",
-             ["300 GB/s", "600 GB/s", "900 GB/s counting both directions "
-              "(450 GB/s each way)", "1.8 TB/s"], {2},
-             "18 links x 25 GB/s per direction = 450 GB/s each way, 900 GB/s both "
-             "ways added. Always say which: a ring AllReduce computes with the 450.",
-             {0: "300 GB/s is V100's bidirectional total (150 each way), and also "
-                 "A100's per-direction total.",
-              1: "600 GB/s is A100's bidirectional total (12 links).",
-              3: "1.8 TB/s is NVLink 5 (B200) counted both ways."},
-             source=_S3 + " Q3"),
-    Question("Compared with PCIe, which are properties of NVLink?",
-             ["Higher bandwidth",
-              "A GPU-to-GPU route that crosses no PCIe switch or CPU root complex",
-              "Peer loads, stores and atomics at NVLink bandwidth",
-              "It replaces PCIe as the only bus"], {0, 1, 2},
-             "NVLink has more bandwidth per GPU (H100: about 7x PCIe Gen5 x16 per "
-             "direction, not the 14x one seed computes), its own route between the "
-             "GPUs (or through NVSwitch), and load/store/atomic access to peer "
-             "memory at that bandwidth. Not unique to it: PCIe peer-to-peer also "
-             "skips host memory where both GPUs sit under one PCIe switch.",
-             {3: "PCIe still connects the host, NICs and storage; the two coexist."},
-             source=_S3 + " Q4"),
-    Question("What does NVSwitch do in an NVLink system?",
-             ["Connects all GPUs of an NVLink domain to each other at full "
-              "bandwidth", "Renders graphics instead of the CPU",
-              "Adds GPU memory", "Manages temperature and power"], {0},
-             "NVSwitch is the interchange: every GPU's links go to the switches, so "
-             "any pair talks through one switch (two link traversals; 'one hop' if "
-             "you count switch crossings). Since H100 it can also reduce in the "
-             "switch (NVLS).",
-             {1: "Switches move data; they do not render.",
-              2: "Memory capacity comes from HBM on each GPU.",
-              3: "Power and thermals are the baseboard's and the GPU's job."},
-             source=_S3 + " Q5"),
-    Question("What does the time of a data-parallel ring AllReduce depend on?",
-             ["The number of parameters", "Bytes per gradient element",
-              "The number of GPUs taking part", "The number of samples in the "
-              "data set"], {0, 1, 2},
-             "t = 2(N-1)/N x (params x bytes) / B + 2(N-1) alpha. Note how weakly N "
-             "enters: (N-1)/N is 0.875 at 8 GPUs and 0.999 at 1,024, so the "
-             "bandwidth B (missing from the options) matters far more.",
-             {3: "The data-set size sets how many steps run, not the time of one "
-                 "step's AllReduce."}, source=_S3 + " Q6"),
-    Question("With communication perfectly overlapped with computation, how long is "
-             "one training step?",
-             ["The sum of the two", "The larger of the two", "The smaller of the "
-              "two", "Compute minus communication"], {1},
-             "T = max(T_comp, T_comm) when one fully hides the other. In training "
-             "the AllReduce can hide only behind the backward pass (the forward pass "
-             "produces no gradients), so the best real step is T_fwd + max(T_bwd, "
-             "T_comm), and the last bucket's AllReduce still sticks out a little "
-             "(chapter 8).",
-             {0: "The sum is the no-overlap case.",
-              2: "The longer activity still has to finish.",
-              3: "A difference of times is not a duration of anything here."},
-             source=_S3 + " Q7"),
-    Question("Which measures raise the real efficiency of multi-GPU training over "
-             "NVLink?",
-             ["Gradient clipping", "Mixed precision, which halves the bytes",
-              "Overlapping communication with computation",
-              "Topology-aware placement"], {1, 2, 3},
-             "FP16/BF16 gradients halve the volume, overlap hides the transfer, and "
-             "placement keeps heavy traffic inside the NVLink domain.",
-             {0: "Clipping keeps training numerically stable; it does not change "
-                 "what is communicated."}, source=_S3 + " Q8"),
-    Question("How many GPUs does a typical NVLink domain in an HGX/DGX server hold?",
-             ["1-2", "8 (one 8-GPU server)", "256", "Any number; there is no limit"],
-             {1}, "In HGX/DGX A100 and H100 servers the domain is the 8 GPUs of the "
-             "node. Correction to the seed: larger domains are not against physics; "
-             "NVLink Switch systems build them across a rack (GB200 NVL72: 72 GPUs; "
-             "NVIDIA quotes up to 576 for NVLink 5).",
-             {0: "Too small: 8-GPU servers are the standard building block.",
-              2: "Possible with external NVLink switches (NVIDIA quotes NVLink 5 "
-                 "domains of up to 576 GPUs), but not typical of a server; the seed "
-                 "is wrong to call it physically impossible.",
-              3: "Every domain is bounded by ports, switch radix and cable reach."},
-             source=_S3 + " Q9"),
-    Question("Which use suits NVLink-C2C best?",
-             ["A very fast, coherent link between a CPU and a GPU",
-              "Forwarding between internet routers",
-              "Video output to a monitor", "Attaching disk arrays"], {0},
-             "NVLink-C2C joins the Grace CPU and the Hopper GPU of a GH200 at "
-             "900 GB/s counted both ways (450 GB/s each way), coherent, instead of "
-             "PCIe.",
-             {1: "Routers use Ethernet.", 2: "Displays use HDMI/DisplayPort.",
-              3: "Storage uses NVMe/PCIe or a storage network."},
-             source=_S3 + " Q10"),
-]
-
-#: Where our answer or explanation differs from the seed's.
-QUESTION_FIXES = {
-    "seed 003, 面试题 Q9": "The seed says domains beyond a server are physically "
-    "impossible; NVL72 (72 GPUs) and NVLink Switch systems show otherwise. The "
-    "keyed answer (8 for a typical server) stands.",
-    "seed 003, 面试题 Q4": "Keyed answer unchanged; the seed elsewhere puts the "
-    "NVLink/PCIe ratio at 14x, which mixes a bidirectional and a per-direction "
-    "figure: like for like it is about 7x. We add that PCIe peer-to-peer also "
-    "gives peer memory access where the topology allows it.",
-    "seed 003, 面试题 Q7": "Keyed answer unchanged; we add that only the backward "
-    "pass can hide the AllReduce: T_fwd + max(T_bwd, T_comm) at best.",
-    "seed 003, 面试题 Q6": "Keyed answer unchanged; we add that N enters only as "
-    "(N-1)/N and that the bandwidth matters most.",
-    "seed 000, 面试题 Q4": "Keyed answer unchanged; we add that for collectives the "
-    "ring is bandwidth-optimal, its weakness is latency.",
-    "seed 000, 面试题 Q8": "Keyed answer unchanged; we add that the rule is exact "
-    "for strong scaling with a ring AllReduce (T_comm = 2S/B, T_compute the whole "
-    "step on one GPU) and does not describe weak scaling.",
-    "seed 000, 面试题 Q10": "Keyed answer unchanged; the 'setup' latency is an "
-    "end-to-end small-copy latency.",
-}
-
-# ---------------------------------------------------------------------------
-# glossary: (zh, en, meaning, chapter)
-# ---------------------------------------------------------------------------
-GLOSSARY: list[tuple[str, str, str, int]] = [
-    ("异构通信", "heterogeneous communication", "moving data between different "
-     "kinds of processors (CPU, GPU, NIC)", 1),
-    ("市政府", "city hall (the CPU)", "story: the CPU gives orders and owns host "
-     "memory", 1),
-    ("超级工厂", "factory (a GPU)", "story: a GPU computing on its own freight", 1),
-    ("仓库 / 显存", "warehouse / GPU memory (HBM)", "story: the GPU's own memory", 1),
-    ("张量数据", "freight (tensors)", "story: the data being moved", 1),
-    ("带宽", "bandwidth", "bytes per second a route carries; say one-way or both "
-     "ways", 1),
-    ("延迟", "latency", "fixed time before the first byte arrives (alpha)", 1),
-    ("有效算力利用率", "effective utilisation", "T_comp / (T_comp + T_comm)", 1),
-    ("单向带宽", "one-way (per-direction) bandwidth", "what one end can send while "
-     "the other sends the same back", 2),
-    ("双向带宽", "bidirectional bandwidth", "both directions added; the marketing "
-     "figure", 2),
-    ("磁悬浮专线 / 地铁专线", "maglev / metro line (NVLink)", "story: a direct line "
-     "between neighbouring factories", 2),
-    ("通道", "lane", "one differential pair per direction inside a link", 2),
-    ("链路", "link", "a bundle of lanes between two chips", 2),
-    ("对等内存访问", "peer memory access (P2P)", "a GPU reading/writing another "
-     "GPU's memory directly", 2),
-    ("城市主干道", "arterial road (PCIe)", "story: the general bus every device "
-     "shares", 3),
-    ("中转", "staging (through the host)", "GPU to host memory to GPU: two copies", 3),
-    ("直接内存访问", "direct memory access (DMA)", "a copy engine moves bytes without "
-     "the CPU doing the copying", 4),
-    ("物流车队", "freight fleet (DMA engines)", "story: the copy engines", 4),
-    ("锁页内存", "pinned (page-locked) memory", "host memory the OS may not move; "
-     "DMA reads it directly", 4),
-    ("可分页内存", "pageable memory", "ordinary host memory; copied through a "
-     "staging buffer", 4),
-    ("启动开销", "start-up cost (T_setup)", "fixed cost per transfer", 4),
-    ("传输合并", "transfer batching (coalescing)", "merging small copies to pay "
-     "start-up once", 4),
-    ("远程直接内存访问", "RDMA (remote direct memory access)", "a NIC reads/writes a "
-     "remote machine's memory", 5),
-    ("内核旁路", "kernel bypass", "the OS kernel is not in the data path", 5),
-    ("高铁", "high-speed rail (RDMA/InfiniBand)", "story: links between cities "
-     "(servers)", 5),
-    ("硬件往返时间", "hardware round-trip time (RTT)", "wire and switch time there "
-     "and back", 5),
-    ("通信拓扑", "communication topology", "the road map: who is wired to whom", 6),
-    ("环形拓扑", "ring topology", "each GPU linked to two neighbours", 6),
-    ("全互联", "fully connected (full mesh)", "every pair linked directly; N(N-1)/2 "
-     "links", 6),
-    ("混合立方体网格", "hybrid cube-mesh", "DGX-1's 8-GPU NVLink wiring, not "
-     "all-to-all", 6),
-    ("跳数", "hop count", "links (or switches) a message crosses", 6),
-    ("轨道枢纽 / 交换机", "interchange / switch (NVSwitch)", "joins all GPUs of a "
-     "domain", 6),
-    ("拓扑感知调度", "topology-aware scheduling", "placing chatty ranks on short fast "
-     "routes", 6),
-    ("梯度同步", "gradient synchronisation", "making every replica's gradients "
-     "equal (AllReduce)", 7),
-    ("全规约", "AllReduce", "everyone ends with the sum of everyone's data", 7),
-    ("规约散射", "ReduceScatter", "everyone ends with one reduced chunk", 7),
-    ("全收集", "AllGather", "everyone ends with every chunk", 7),
-    ("数据并行", "data parallelism", "replicas on different data, gradients summed", 7),
-    ("栅栏同步", "barrier synchronisation", "all wait until all arrive", 8),
-    ("红绿灯", "traffic lights (barriers)", "story: synchronisation points", 8),
-    ("木桶效应", "weakest-link (shortest-plank) effect / stragglers", "the slowest GPU "
-     "sets the pace", 8),
-    ("通信计算重叠", "communication-computation overlap", "sending gradients while "
-     "still computing", 8),
-    ("错峰出行", "staggered rush hours (overlap)", "story: spreading traffic over "
-     "time", 8),
-    ("梯度累积", "gradient accumulation", "sync once per several micro-batches", 8),
-    ("加速比", "speed-up", "T_1 / T_N", 9),
-    ("扩展效率", "scaling efficiency", "T_1 / (N T_N)", 9),
-    ("阿姆达尔定律", "Amdahl's law", "1 / ((1-p) + p/N): strong scaling, a fixed job", 9),
-    ("强扩展", "strong scaling", "a fixed job shared by more GPUs", 9),
-    ("弱扩展", "weak scaling (Gustafson)", "work grows with the GPUs: a batch per GPU", 9),
-    ("聚合带宽", "aggregate bandwidth", "sum over links; not what one GPU gets", 9),
-    ("NVLink 域", "NVLink domain", "the GPUs NVLink can reach without the network", 9),
-    ("混合精度训练", "mixed-precision training", "16-bit values halve the bytes", 9),
-    ("梯度压缩", "gradient compression", "quantise or sparsify before sending", 9),
-    ("张量并行", "tensor parallelism", "one layer's matrices split across GPUs", 10),
-    ("流水线并行", "pipeline parallelism", "consecutive layers on different GPUs", 10),
-    ("首 token 延迟", "time to first token (TTFT)", "latency of the prompt pass", 10),
-    ("光互连", "optical interconnect", "links over fibre instead of copper", 11),
-]
 
 # ---------------------------------------------------------------------------
 # what comes next: numbers from the catalog, sources named
@@ -759,139 +566,13 @@ NEXT: list[dict] = [
 
 
 # ---------------------------------------------------------------------------
-# short end-of-chapter quizzes for chapters 7-10 (chapter 11 uses the 20
-# interview questions above)
+# the English bank under the names older code uses
 # ---------------------------------------------------------------------------
-CHAPTER_QUESTIONS: dict[int, list[Question]] = {
-    7: [
-        Question("A ring AllReduce of S bytes on n GPUs: how many bytes does each "
-                 "GPU send?",
-                 ["S", "2(n-1)/n x S", "(n-1) x S", "S / n"], {1},
-                 "n-1 ReduceScatter steps and n-1 AllGather steps, each of S/n bytes: "
-                 "2(n-1)/n x S, just under 2S however many GPUs there are.",
-                 {0: "S is what each GPU contributes, but it is sent in pieces twice "
-                     "around the ring (reduce, then gather).",
-                  2: "(n-1) S is what a naive 'send everything to everyone' costs.",
-                  3: "S/n is one chunk, the size of a single step's message."},
-                 source="chapter 7"),
-        Question("nccl-tests reports algbw = 100 GB/s for an AllReduce on 8 GPUs. "
-                 "What is busbw?",
-                 ["100 GB/s", "175 GB/s", "200 GB/s", "800 GB/s"], {1},
-                 "busbw = algbw x 2(n-1)/n = 100 x 1.75 = 175 GB/s, comparable with the "
-                 "per-direction bandwidth of the bottleneck link.",
-                 {0: "That is algbw; busbw corrects for the bytes the algorithm really "
-                     "moves.", 2: "The factor is 2(n-1)/n = 1.75 for n = 8, not 2.",
-                  3: "busbw is per GPU, not summed over the 8 GPUs."},
-                 source="chapter 7"),
-        Question("Why can NVLS (reduction inside the NVSwitch) report a busbw above "
-                 "the GPU's per-direction NVLink bandwidth?",
-                 ["The measurement is wrong",
-                  "The switch adds the data, so each GPU sends S once instead of "
-                  "2(n-1)/n S, but busbw still multiplies by 2(n-1)/n",
-                  "NVLS doubles the link rate", "NVLS compresses the data"], {1},
-                 "busbw's factor assumes a ring's traffic. In-switch reduction moves "
-                 "less per GPU, so busbw stops meaning wire bandwidth.",
-                 {0: "The numbers are real; it is the definition that no longer fits.",
-                  2: "The links run at their usual rate.",
-                  3: "No compression is involved; the switch does the arithmetic."},
-                 source="chapter 7"),
-    ],
-    8: [
-        Question("Eight GPUs meet at a barrier; seven arrive after 100 ms, one after "
-                 "130 ms. When do they all continue?",
-                 ["After 100 ms", "After about 104 ms (the average)", "After 130 ms",
-                  "After 230 ms"], {2},
-                 "A barrier releases everyone when the last one arrives: the slowest "
-                 "GPU sets the pace (the shortest plank of the bucket).",
-                 {0: "The seven fast GPUs have to wait for the eighth.",
-                  1: "Averages do not matter; the maximum does.",
-                  3: "Times do not add: they wait in parallel, for the latest one."},
-                 source="chapter 8"),
-        Question("Compute 0.8 s (forward 0.27 s, backward 0.53 s), AllReduce 0.3 s, "
-                 "buckets overlapped perfectly with the backward pass. The step takes:",
-                 ["1.1 s", "0.8 s", "0.5 s", "0.3 s"], {1},
-                 "T = T_fwd + max(T_bwd, T_comm) = 0.27 + 0.53 = 0.8 s: the AllReduce "
-                 "hides behind the backward pass, the only part that produces gradients. "
-                 "Without overlap it would be the sum.",
-                 {0: "1.1 s is the sum: no overlap.",
-                  2: "A difference of the two is not a step time.",
-                  3: "The compute still has to finish."}, source="chapter 8"),
-        Question("Why not cut the gradients into thousands of tiny buckets to overlap "
-                 "perfectly?",
-                 ["Tiny buckets are not allowed by NCCL",
-                  "Each AllReduce pays a start-up cost, so many tiny ones add up",
-                  "Tiny buckets use more memory", "It would change the result"], {1},
-                 "Every collective costs tens of microseconds before moving a byte; "
-                 "frameworks use buckets of tens of MB (PyTorch DDP's default is "
-                 "25 MB) as a compromise.",
-                 {0: "It is allowed; it is just slow.",
-                  2: "Memory use is about the same; the cost is time.",
-                  3: "The sum is the same; only the timing changes."},
-                 source="chapter 8"),
-    ],
-    9: [
-        Question("A fixed job takes T_1 of compute on one GPU. N GPUs share it, then "
-                 "ring-all-reduce S bytes of gradients at B per direction (no overlap, "
-                 "no latency). What is the speed-up T_1/T_N?",
-                 ["N: the ring's time per GPU is flat in N, so it costs nothing extra",
-                  "N / (1 + (N-1) 2S/(B T_1)): the seeds' rule with T_comm = 2S/B",
-                  "N / (1 + 2S/(B T_1)): communication is a fixed share of the step",
-                  "1 / (1 + 2S/(B T_1)): communication cancels the extra GPUs"], {1},
-                 "T_N = T_1/N + 2(N-1)/N S/B, so T_1/T_N = N/(1 + (N-1) 2S/(B T_1)): "
-                 "strong scaling with a ring is exactly the seeds' rule. Compute shrinks "
-                 "as 1/N while the AllReduce does not, so the speed-up tends to "
-                 "T_1/(2S/B).",
-                 {0: "The AllReduce is nearly flat in N, but it is not zero: against a "
-                     "compute time that shrinks as T_1/N it becomes the larger part.",
-                  2: "That is (nearly) weak scaling, where every GPU keeps a batch of "
-                     "T_1 and the global batch grows with N; here the job is fixed.",
-                  3: "The GPUs still share the compute; only the AllReduce is not "
-                     "shared."},
-                 source="chapter 9"),
-        Question("Amdahl: 1 % of the work is serial. What is the best speed-up with "
-                 "1,000 GPUs?",
-                 ["About 99", "About 91", "1,000", "About 10"], {1},
-                 "1 / (0.01 + 0.99/1000) = 91. The limit with infinitely many GPUs "
-                 "is 100 (a seed quotes 99).",
-                 {0: "99 is close to the limit 1/(1-p) = 100, which needs infinitely "
-                     "many GPUs.", 2: "Only with no serial part at all.",
-                  3: "That would be 10 % serial work."}, source="chapter 9"),
-        Question("The seeds' M_total = N_param x d_byte x N_gpu: what does it count?",
-                 ["The bytes each GPU sends in an AllReduce",
-                  "The gradient memory summed over all replicas",
-                  "The bytes crossing the network",
-                  "The bandwidth needed"], {1},
-                 "It multiplies one replica's gradient bytes by the number of "
-                 "replicas: memory held, not traffic. Each GPU sends 2(N-1)/N of one "
-                 "replica's gradients.",
-                 {0: "Each GPU sends about 2 x N_param x d_byte, independent of N.",
-                  2: "Network bytes depend on the algorithm and the node layout.",
-                  3: "It is a volume in bytes, not a rate."}, source="chapter 9"),
-    ],
-    10: [
-        Question("Decode at batch 1 with tensor parallelism: each AllReduce carries "
-                 "one token's activations, 16 KiB for a 70B model. What decides its "
-                 "time?",
-                 ["The link bandwidth", "The start-up latency of each collective",
-                  "The HBM bandwidth", "The PCIe generation only"], {1},
-                 "16 KiB over hundreds of GB/s takes tens of nanoseconds; the microseconds "
-                 "of launch and per-step latency dominate, so NVLink's advantage "
-                 "over PCIe shrinks to the latency ratio.",
-                 {0: "Bandwidth matters for large activations (prefill, big batches).",
-                  2: "HBM bandwidth sets the compute side (reading weights), not the "
-                     "AllReduce.",
-                  3: "The generation sets bandwidth; small messages are latency-"
-                     "bound."}, source="chapter 10"),
-        Question("A claim says switching TCP to RDMA made training 6x faster. What "
-                 "must be true for that?",
-                 ["Nothing: RDMA is always 6x faster",
-                  "Communication must have been almost the whole step before",
-                  "The GPUs must be faster", "The model must be smaller"], {1},
-                 "If only the communication got faster, the step can shrink at most "
-                 "to the compute time: a 6x gain needs the old step to be over 5/6 "
-                 "communication.",
-                 {0: "RDMA cuts latency and CPU work; the gain on a whole step "
-                     "depends on its share.", 2: "The GPUs did not change.",
-                  3: "The model did not change."}, source="chapter 10"),
-    ],
-}
+MYTHS: list[Myth] = myths()
+INTERVIEW_QUESTIONS: list[Question] = interview_questions()
+#: Where our answer or explanation differs from the seed's.
+QUESTION_FIXES: dict[str, str] = question_fixes()
+#: (zh, en, meaning, chapter)
+GLOSSARY: list[tuple[str, str, str, int]] = glossary()
+#: The short quizzes of chapters 7-10 (chapter_quiz serves every chapter).
+CHAPTER_QUESTIONS: dict[int, list[Question]] = {c: chapter_quiz(c) for c in (7, 8, 9, 10)}

@@ -7,6 +7,10 @@ in a notebook (radio buttons or checkboxes, a *Check* button, and a folded
 "Show the answer").  In the static edition (``COURSE_STATIC=1``) the
 questions print as text with the answers folded in ``<details>``.
 
+The course's questions are data too: :func:`course_lib.content.chapter_quiz`
+reads any chapter's quiz from the content bank, so a chapter shows its quiz
+with ``cl.quiz.show(cl.content.chapter_quiz(7))``.
+
 Examples
 --------
 >>> q = Question("Which figure is NVLink 4's total for one H100, per direction?",

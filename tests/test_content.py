@@ -1,5 +1,6 @@
-"""Chapter 11's material as data (course_lib.content): 8 myths with evidence,
-the 20 interview questions keyed and explained, the glossary, what comes next.
+"""The content bank (course_lib.content): every chapter's quiz read from
+course_lib/content_bank/<lang>/chNN.yaml, 8 myths with evidence, the 20
+interview questions keyed and explained, the glossary, what comes next.
 
 Expected values are derived here from the seeds' own answer keys and from the
 definitions (lane counts, rates, the nccl-tests CSV read with the csv module),
@@ -7,11 +8,16 @@ not copied from the library's output.
 """
 
 import csv
+import importlib.util
+import json
 import math
 import pathlib
 import re
+import string
+import tomllib
 
 import pytest
+import yaml
 
 import course_lib as cl
 from course_lib import content
@@ -236,3 +242,121 @@ def test_myths_overlap_only_behind_the_backward_pass():
     assert box["gain_with_overlap"] == pytest.approx(
         (0.8 / 3 + max(1.6 / 3, pc)) / (0.8 / 3 + max(1.6 / 3, nv)))
     assert "backward" in box["summary"]
+
+
+# --- the bank: data files, one entry point ------------------------------------
+BANK = REPO / "course_lib" / "content_bank"
+
+
+def bank_files(lang="en"):
+    return sorted((BANK / lang).glob("ch*.yaml"))
+
+
+def test_one_file_per_chapter_each_naming_its_chapter():
+    files = bank_files()
+    assert [f.name for f in files] == [f"ch{c:02d}.yaml" for c in range(1, 12)]
+    for f in files:
+        assert yaml.safe_load(f.read_text(encoding="utf-8"))["chapter"] == int(f.stem[2:])
+    assert content.languages() == ["en"]
+
+
+@pytest.mark.parametrize("chapter", range(1, 12))
+def test_every_chapter_quiz_comes_from_its_file(chapter):
+    doc = yaml.safe_load((BANK / "en" / f"ch{chapter:02d}.yaml").read_text(encoding="utf-8"))
+    qs = content.chapter_quiz(chapter)
+    assert len(qs) == len(doc["quiz"]) >= 2
+    for q, entry in zip(qs, doc["quiz"]):
+        assert q.answer == frozenset("ABCDEFGH".index(a) for a in entry["answer"])
+        assert set(q.why_wrong) == set(range(len(q.options))) - set(q.answer)
+        if "values" not in doc:          # no {fields}: the text is the file's, as is
+            assert q.prompt == entry["prompt"] and list(q.options) == entry["options"]
+
+
+@pytest.mark.parametrize("chapter", range(1, 7))
+def test_values_fill_every_field_and_every_value_is_used(chapter):
+    doc = yaml.safe_load((BANK / "en" / f"ch{chapter:02d}.yaml").read_text(encoding="utf-8"))
+    values = content.QUIZ_VALUES[doc["values"]]()
+    fields = set()
+    for entry in doc["quiz"]:
+        for text in [entry["prompt"], *entry["options"], entry["explanation"],
+                     *entry.get("why_wrong", {}).values()]:
+            fields |= {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+    assert fields == set(values), "a {field} without a value, or a value no question uses"
+    for q in content.chapter_quiz(chapter):
+        for text in (q.prompt, *q.options, q.explanation, *q.why_wrong.values()):
+            assert "{" not in text and "}" not in text, text
+
+
+def test_chapter_quiz_old_names_are_the_same_questions():
+    from course_lib.quiz_bank_ch01_06 import questions
+    for c in range(1, 7):
+        assert questions(c) == content.chapter_quiz(c)
+    for c in (7, 8, 9, 10):
+        assert content.CHAPTER_QUESTIONS[c] == content.chapter_quiz(c)
+    assert content.INTERVIEW_QUESTIONS == content.chapter_quiz(11)
+    seed0 = content.chapter_quiz(11, source="seed 000")
+    seed3 = content.chapter_quiz(11, source="seed 003")
+    assert seed0 + seed3 == content.INTERVIEW_QUESTIONS and len(seed0) == len(seed3) == 10
+
+
+def test_chapter_quiz_rejects_bad_input_by_name():
+    with pytest.raises(ValueError, match="chapter"):
+        content.chapter_quiz(0)
+    with pytest.raises(ValueError, match="chapter"):
+        content.chapter_quiz(12)
+    with pytest.raises(ValueError, match="lang"):
+        content.chapter_quiz(7, lang="xx")
+    with pytest.raises(ValueError, match="source"):
+        content.chapter_quiz(11, source="seed 999")
+
+
+def test_a_chapter_missing_from_a_language_is_an_error_not_an_empty_quiz(monkeypatch):
+    monkeypatch.setattr(content, "_read", lambda chapter, lang: {})
+    with pytest.raises(ValueError, match="no quiz in lang 'en'"):
+        content.chapter_quiz(5)
+
+
+def test_myths_name_their_evidence_by_key():
+    doc = yaml.safe_load((BANK / "en" / "ch11.yaml").read_text(encoding="utf-8"))
+    keys = [m["evidence"] for m in doc["myths"]]
+    assert keys == list(content.EVIDENCE) and len(set(keys)) == 8
+    assert [m.evidence for m in content.MYTHS] == [content.EVIDENCE[k] for k in keys]
+
+
+def test_glossary_is_read_from_the_chapter_files():
+    per_file = [(g["zh"], c) for c in range(1, 12) for g in yaml.safe_load(
+        (BANK / "en" / f"ch{c:02d}.yaml").read_text(encoding="utf-8")).get("glossary", [])]
+    assert [(zh, ch) for zh, _en, _m, ch in content.GLOSSARY] == per_file
+
+
+def test_bank_rates_pass_the_notebooks_literal_check():
+    """The bank is text outside the notebooks: hold it to test_no_literals' rule."""
+    spec = importlib.util.spec_from_file_location("no_literals", REPO / "tests" /
+                                                  "test_no_literals.py")
+    rules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rules)
+    assert rules.rate_problems("an H100 link of 37 GB/s") == ["37 GB/s"]
+    texts = [t for c in range(1, 12) for q in content.chapter_quiz(c)
+             for t in (q.prompt, *q.options, q.explanation, *q.why_wrong.values())]
+    texts += [t for m in content.MYTHS for t in (m.claim, m.truth)]
+    texts += list(content.QUESTION_FIXES.values()) + [g[2] for g in content.GLOSSARY]
+    assert len(texts) > 500
+    assert [(t, rules.rate_problems(t)) for t in texts if rules.rate_problems(t)] == []
+
+
+@pytest.mark.parametrize("chapter", range(0, 12))
+def test_notebook_quiz_cells_use_the_one_entry_point(chapter):
+    path = next((REPO / "notebooks").glob(f"{chapter:02d}_*.ipynb"))
+    code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"]
+                     if c["cell_type"] == "code")
+    shown = re.findall(r"quiz\.show\((.*)\)", code)
+    assert shown and all(s.startswith("cl.content.chapter_quiz(") for s in shown), shown
+    if chapter:
+        assert f"chapter_quiz({chapter}" in code
+
+
+def test_package_data_ships_every_bank_file():
+    globs = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))[
+        "tool"]["setuptools"]["package-data"]["course_lib.content_bank"]
+    shipped = {p for g in globs for p in BANK.glob(g)}
+    assert shipped == set(BANK.rglob("*.yaml")) and len(shipped) == 11

@@ -17,7 +17,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "course_lib"
 LAYERS = {
     "units": 0, "hardware": 1, "topology": 2, "analytic": 3, "predict": 4,
     "sim": 5, "plots": 6, "widgets": 7, "quiz": 7.5,
-    "content": 8, "quiz_bank_ch01_06": 8,  # question banks, myths, glossary (data)
+    "content": 8,  # the content bank: quizzes, myths, glossary (data files + evidence)
+    "quiz_bank_ch01_06": 8.5,  # an old name for content.chapter_quiz(1..6)
     "explorers": 9,
     "traffic": 3.2,  # closed-form models for chapter 8
     "scenarios": 4.5,  # chapter 10: composes analytic and predict, models nothing itself
