@@ -206,11 +206,11 @@ def test_cli_table_and_json(capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "busbw" in out
     rows = [l for l in out.splitlines() if not l.startswith("#")]
-    assert len(rows) == 1 + int(math.log2(16e9 / 8))  # 8 B .. 8.6 GB by 2
+    assert len(rows) == 1 + int(math.log2(16 * 2**30 / 8))  # 8 B .. 16 GiB by 2 (16G as nccl-tests)
     rc = predict.main(["allgather", "--gpu", "A100", "--min", "1M", "--max", "4M",
                        "--json"])
     recs = json.loads(capsys.readouterr().out)
-    assert rc == 0 and [r["n_bytes"] for r in recs] == [1e6, 2e6, 4e6]
+    assert rc == 0 and [r["n_bytes"] for r in recs] == [2**20, 2**21, 2**22]  # M = MiB
     assert {"time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "algorithm",
             "protocol"} <= set(recs[0])
 
