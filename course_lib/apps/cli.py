@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -420,6 +421,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.run(args) or 0)
     except UsageError as exc:  # a value the command found wrong
         return _usage_error(UsageError(exc.args[0], args.command_parser), parser)
+    except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
+        sys.stdout = open(os.devnull, "w")
+        return 0
 
 
 if __name__ == "__main__":
