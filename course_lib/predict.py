@@ -100,7 +100,6 @@ True
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import asdict, dataclass, field
 
 from .analytic import COLLECTIVES, busbw_factor
@@ -117,7 +116,7 @@ __all__ = ["FABRICS", "PREDICT_ALGORITHMS", "PROTOCOLS", "Cluster", "cluster",
            "TOPO_WORDS", "EXAMPLE_TOPO", "validation_rows", "validation_errors",
            "cluster_from_spec", "validation_data_dir", "validation_report",
            "Prediction", "predict_collective", "predict_copy", "CopyPrediction",
-           "main", "calibration_curves", "calibration_data_path",
+           "calibration_curves", "calibration_data_path",
            "CALIBRATION_SYSTEMS"]
 
 #: Fabrics inside one node.
@@ -1405,15 +1404,3 @@ def predict_copy(n_bytes: float, gpu: str = "H100", direction: str = "h2d",
         bw *= MEASURED["pageable_over_pinned_x86"].value
     t = latency_s("pcie_small_copy") + s / bw
     return CopyPrediction(s, t, s / t, direction, memory)
-
-
-# ---------------------------------------------------------------------------
-# command line: python -m course_lib predict (course_lib.apps.cli)
-# ---------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
-    """``python -m course_lib predict COLLECTIVE [options]``: an nccl-tests-style
-    table.  The command lives in :mod:`course_lib.apps.cli`; this name stays
-    for old scripts (the apps sit above the models: imported on call)."""
-    from .apps.cli import main as cli_main
-
-    return cli_main(["predict", *(sys.argv[1:] if argv is None else argv)])

@@ -11,7 +11,6 @@ import pytest
 
 from course_lib import predict
 from course_lib.apps import cli
-from course_lib.measure import cli as lab_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,13 +81,25 @@ def test_catalog_prints_the_markdown_catalog(capsys):
     assert capsys.readouterr().out.strip() == catalog_table().strip()
 
 
-def test_old_entry_points_are_the_same_commands(capsys):
-    argv = ["allreduce", "--min", "1M", "--max", "2M", "--json"]
-    assert predict.main(argv) == 0
-    old = capsys.readouterr().out
-    assert cli.main(["predict", *argv]) == 0
-    assert capsys.readouterr().out == old
-    assert lab_cli.main(["--help"]) == 0 and "Exit codes" in capsys.readouterr().out
+def test_doctor_and_site_run_alone_with_the_same_options(capsys):
+    from course_lib.apps import doctor, site
+
+    for module, word in ((doctor, "--quick"), (site, "outdir")):
+        assert module.main(["--help"]) == 0
+        alone = capsys.readouterr().out
+        assert cli.main([module.__name__.rsplit(".", 1)[1], "--help"]) == 0
+        assert word in alone and word in capsys.readouterr().out
+    assert site.main([]) == 2 and "outdir" in capsys.readouterr().err
+
+
+def test_the_models_hold_no_command_line():
+    """The predict and lab commands live in the apps; the model layers keep
+    no argparse (and no alias that would import the apps back)."""
+    assert not hasattr(predict, "main")
+    for rel in ("predict.py", "measure/__init__.py", "hardware.py", "hardware/__init__.py"):
+        path = ROOT / "course_lib" / rel
+        if path.exists():
+            assert "argparse" not in path.read_text(), rel
 
 
 def test_python_m_course_lib_site_still_runs(tmp_path):

@@ -28,11 +28,6 @@ LAYERS = {
     "__main__": 12, "__init__": 12,
 }
 
-# Old entry points kept for scripts after their command moved into the one CLI
-# (course_lib/apps/cli.py).  Each imports the CLI inside the function, when
-# called, never at import time (test_aliases_do_not_load_the_apps checks that).
-CLI_ALIASES = {"predict.py": "main", "measure/cli.py": "main"}
-
 
 def top_module(path: pathlib.Path) -> str:
     rel = path.relative_to(ROOT)
@@ -74,35 +69,16 @@ def test_imports_point_down(path):
     me = top_module(path)
     if me not in LAYERS or me in ("__init__", "__main__"):
         return
-    rel = str(path.relative_to(ROOT))
     for target in course_imports(path):
         if target == me or target not in LAYERS:
-            continue
-        if target == "apps" and rel in CLI_ALIASES:
             continue
         assert LAYERS[target] < LAYERS[me] or (me == "measure" and LAYERS[target] <= 3), (
             f"{path.relative_to(ROOT)} ({me}, layer {LAYERS[me]}) imports {target} "
             f"(layer {LAYERS[target]}): imports must point down the layers")
 
 
-def test_aliases_do_not_load_the_apps():
-    """The CLI aliases import the apps only inside the aliased function."""
-    for rel, func in CLI_ALIASES.items():
-        tree = ast.parse((ROOT / rel).read_text())
-        for node in tree.body:  # module level: no import of the apps
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                assert "apps" not in ast.unparse(node), (rel, ast.unparse(node))
-        outside = [n for n in ast.walk(tree)
-                   if isinstance(n, ast.ImportFrom) and "apps" in ast.unparse(n)]
-        inside = [n for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == func
-                  for n in ast.walk(f) if isinstance(n, ast.ImportFrom) and "apps" in ast.unparse(n)]
-        assert outside == inside and inside, (rel, func)
-
-
 def test_measure_uses_only_model_layers():
     for path in (ROOT / "measure").rglob("*.py") if (ROOT / "measure").exists() else []:
-        if str(path.relative_to(ROOT)) in CLI_ALIASES:
-            continue
         for target in course_imports(path):
             assert target in ("units", "hardware", "analytic", "measure"), (path, target)
 

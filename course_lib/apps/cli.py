@@ -30,10 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
+
+from . import doctor, site
+from .command import Parser, UsageError, run_parser
 
 __all__ = ["main", "build_parser", "parse_nccl_size", "format_table", "COMMANDS"]
 
@@ -43,18 +45,6 @@ COMMANDS = ("predict", "lab", "doctor", "catalog", "site")
 
 _NCCL_SUFFIXES = {"k": 2**10, "m": 2**20, "g": 2**30}
 _NCCL_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kKmMgG])\s*")
-
-
-class UsageError(ValueError):
-    """Bad arguments: the CLI prints the command's usage and this message, exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises :class:`UsageError` instead of exiting, so that
-    every command reports bad arguments the same way."""
-
-    def error(self, message):
-        raise UsageError(message, self)
 
 
 # ---------------------------------------------------------------------------
@@ -311,18 +301,8 @@ def _lab(a) -> int:
 # doctor, catalog, site
 # ---------------------------------------------------------------------------
 def _add_doctor(sub) -> None:
-    p = sub.add_parser("doctor", help="check this machine's set-up for the course",
-                       description="Check this machine's set-up for the course.")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--quick", action="store_true",
-                   help="skip the 2-rank MPI run (only locate mpiexec)")
-    p.set_defaults(run=_doctor, command_parser=p)
-
-
-def _doctor(a) -> int:
-    from . import doctor
-
-    return doctor.print_report(as_json=a.json, quick=a.quick)
+    doctor.add_arguments(sub.add_parser("doctor", help=doctor.SUMMARY,
+                                        description=doctor.DESCRIPTION))
 
 
 def _add_catalog(sub) -> None:
@@ -340,42 +320,7 @@ def _catalog(a) -> int:
 
 
 def _add_site(sub) -> None:
-    from .site import _REPO, DEFAULT_TIMEOUT_S
-
-    p = sub.add_parser(
-        "site", help="build the static HTML edition",
-        description="Build the static HTML edition: execute every chapter (COURSE_STATIC=1) "
-                    "and export it with its outputs, plus an index.html chapter map.")
-    p.add_argument("outdir", help="folder to write the site into (e.g. _site)")
-    p.add_argument("--src", default=str(_REPO / "notebooks"),
-                   help="folder of notebooks (default: the repository's notebooks/)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                   help="per-cell time limit in seconds (default %(default)s)")
-    p.add_argument("--kernel", default="python3", help="kernel name (default python3)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(run=_site, command_parser=p)
-
-
-def _site(a) -> int:
-    import time
-    from pathlib import Path
-
-    from .site import build_site
-
-    t0 = time.perf_counter()
-    try:
-        results = build_site(a.src, a.outdir, timeout_s=a.timeout, kernel_name=a.kernel,
-                             progress=not a.no_progress)
-    except ValueError as exc:
-        print(f"site: {exc}", file=sys.stderr)
-        return 2
-    failed = [r for r in results if not r.ok]
-    total = time.perf_counter() - t0
-    for r in failed:
-        print(f"site: FAILED {r.source}: {r.error}", file=sys.stderr)
-    print(f"site: {len(results) - len(failed)}/{len(results)} notebooks rendered into "
-          f"{a.outdir} in {total:.1f} s (index: {Path(a.outdir) / 'index.html'})")
-    return 1 if failed else 0
+    site.add_arguments(sub.add_parser("site", help=site.SUMMARY, description=site.DESCRIPTION))
 
 
 # ---------------------------------------------------------------------------
@@ -387,9 +332,8 @@ _ADDERS = {"predict": _add_predict, "lab": _add_lab, "doctor": _add_doctor,
 
 def build_parser(commands: Iterable[str] = COMMANDS) -> argparse.ArgumentParser:
     """The argparse parser with a subcommand for each of ``commands``."""
-    parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0],
-                     epilog="Run `python -m course_lib COMMAND --help` for a command's "
-                            "options.")
+    parser = Parser(prog=PROG, description=__doc__.split("\n\n")[0],
+                    epilog="Run `python -m course_lib COMMAND --help` for a command's options.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 help=", ".join(COMMANDS))
     for name in commands:
@@ -397,33 +341,13 @@ def build_parser(commands: Iterable[str] = COMMANDS) -> argparse.ArgumentParser:
     return parser
 
 
-def _usage_error(exc: UsageError, parser: argparse.ArgumentParser) -> int:
-    failing = exc.args[1] if len(exc.args) > 1 else parser
-    failing.print_usage(sys.stderr)
-    print(f"{failing.prog}: error: {exc.args[0]}", file=sys.stderr)
-    return 2
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m course_lib COMMAND [options]``: run one command, return its exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # build only the command asked for, so that one command's imports (the
-    # models, nbconvert) cannot break another (the doctor must run anywhere)
-    wanted = [argv[0]] if argv and argv[0] in COMMANDS else COMMANDS
-    parser = build_parser(wanted)
-    try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        return _usage_error(exc, parser)
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    try:
-        return int(args.run(args) or 0)
-    except UsageError as exc:  # a value the command found wrong
-        return _usage_error(UsageError(exc.args[0], args.command_parser), parser)
-    except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
-        sys.stdout = open(os.devnull, "w")
-        return 0
+    # models) cannot break another (the doctor must run anywhere)
+    return run_parser(build_parser([argv[0]] if argv and argv[0] in COMMANDS else COMMANDS),
+                      argv)
 
 
 if __name__ == "__main__":

@@ -613,12 +613,27 @@ def run(print_: bool = True, quick: bool = False) -> bool:
     return ready(checks)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m course_lib doctor [--json] [--quick]``; exit 1 when not ready
-    (the ``doctor`` command of :mod:`course_lib.apps.cli`)."""
-    from .cli import main as cli_main
+#: One line for ``python -m course_lib --help``; the parser's description.
+SUMMARY = "check this machine's set-up for the course"
+DESCRIPTION = "Check this machine's set-up for the course."
 
-    return cli_main(["doctor", *(sys.argv[1:] if argv is None else argv)])
+
+def add_arguments(parser) -> None:
+    """The ``doctor`` command's options, on ``parser`` (see :mod:`course_lib.apps.command`)."""
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--quick", action="store_true",
+                        help="skip the 2-rank MPI run (only locate mpiexec)")
+    parser.set_defaults(run=lambda a: print_report(as_json=a.json, quick=a.quick),
+                        command_parser=parser)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m course_lib doctor [--json] [--quick]``; exit 1 when not ready."""
+    from .command import Parser, run_parser
+
+    parser = Parser(prog="python -m course_lib doctor", description=DESCRIPTION)
+    add_arguments(parser)
+    return run_parser(parser, argv)
 
 
 def print_report(as_json: bool = False, quick: bool = False) -> int:

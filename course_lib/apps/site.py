@@ -258,9 +258,50 @@ def build_site(src_dir, out_dir, timeout_s: float = DEFAULT_TIMEOUT_S,
     return results
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m course_lib site OUTDIR``; exit 1 if any notebook failed
-    (the ``site`` command of :mod:`course_lib.apps.cli`)."""
-    from .cli import main as cli_main
+#: One line for ``python -m course_lib --help``; the parser's description.
+SUMMARY = "build the static HTML edition"
+DESCRIPTION = ("Build the static HTML edition: execute every chapter (COURSE_STATIC=1) "
+               "and export it with its outputs, plus an index.html chapter map.")
 
-    return cli_main(["site", *(sys.argv[1:] if argv is None else argv)])
+
+def add_arguments(parser) -> None:
+    """The ``site`` command's options, on ``parser`` (see :mod:`course_lib.apps.command`)."""
+    parser.add_argument("outdir", help="folder to write the site into (e.g. _site)")
+    parser.add_argument("--src", default=str(_REPO / "notebooks"),
+                        help="folder of notebooks (default: the repository's notebooks/)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help="per-cell time limit in seconds (default %(default)s)")
+    parser.add_argument("--kernel", default="python3", help="kernel name (default python3)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(run=_command, command_parser=parser)
+
+
+def _command(a) -> int:
+    t0 = time.perf_counter()
+    try:
+        results = build_site(a.src, a.outdir, timeout_s=a.timeout, kernel_name=a.kernel,
+                             progress=not a.no_progress)
+    except ValueError as exc:
+        print(f"site: {exc}", file=sys.stderr)
+        return 2
+    failed = [r for r in results if not r.ok]
+    total = time.perf_counter() - t0
+    for r in failed:
+        print(f"site: FAILED {r.source}: {r.error}", file=sys.stderr)
+    print(f"site: {len(results) - len(failed)}/{len(results)} notebooks rendered into "
+          f"{a.outdir} in {total:.1f} s (index: {Path(a.outdir) / 'index.html'})")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m course_lib site OUTDIR`` (or ``python -m course_lib.site
+    OUTDIR``); exit 1 if any notebook failed."""
+    from .command import Parser, run_parser
+
+    parser = Parser(prog="python -m course_lib site", description=DESCRIPTION)
+    add_arguments(parser)
+    return run_parser(parser, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
