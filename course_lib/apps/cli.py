@@ -14,11 +14,13 @@ machine is not ready, a notebook failed); 2 bad arguments, with the usage and
 what was wrong on stderr (never a traceback).
 
 Each command's work lives where its concept lives (:mod:`course_lib.predict`,
-:mod:`course_lib.measure`, :mod:`course_lib.apps.doctor`,
-:mod:`course_lib.hardware`, :mod:`course_lib.apps.site`); this module only
-reads the arguments and prints.  Those modules are imported when their
-command runs, so ``python -m course_lib doctor`` works even where a model
-dependency is broken.
+:mod:`course_lib.measure`, :mod:`course_lib.hardware`,
+:mod:`course_lib.apps.doctor`, :mod:`course_lib.apps.site`); this module
+reads the arguments and prints.  The doctor and the site declare their own
+options (``add_arguments``) so that they also run alone; every command is run
+by :func:`course_lib.apps.command.run_parser`.  The model modules are
+imported only when their command is built, so ``python -m course_lib doctor``
+works even where a model dependency is broken.
 
 Sizes.  ``predict --min/--max`` read sizes as nccl-tests reads ``-b/-e``: a
 number with ``K``, ``M`` or ``G`` means KiB, MiB, GiB (``1M`` = 2**20 bytes);
@@ -53,11 +55,13 @@ _NCCL_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kKmMgG])\s*")
 def parse_nccl_size(text, name: str = "size") -> float:
     """A size in bytes, read as nccl-tests reads ``-b``/``-e``/``-i``.
 
-    ``K``, ``M``, ``G`` (either case, with nothing after) are binary
-    multiples, as in nccl-tests' ``parsesize``: ``1M`` is 1 MiB = 2**20
-    bytes.  Anything else goes to :func:`course_lib.units.parse_size`, so
-    the course's explicit units keep their meaning (``64MB`` = 64e6 bytes,
-    ``1 GiB`` = 2**30, a bare number is bytes).
+    A number with ``K``, ``M`` or ``G`` (either case) is a binary multiple,
+    as in ``parsesize()`` of NVIDIA/nccl-tests ``src/common.cu`` ("We use
+    the binary system"): ``1M`` is 1 MiB = 2**20 bytes, ``0.5G`` is 512 MiB.
+    Anything else goes to :func:`course_lib.units.parse_size`, so the
+    course's explicit units keep their meaning: ``64MB`` is 64e6 bytes here
+    (nccl-tests, which reads only the first letter after the number, would
+    take 64 MiB), ``1 GiB`` is 2**30, a bare number is bytes.
 
     >>> parse_nccl_size("1M") == 2**20 and parse_nccl_size("16G") == 16 * 2**30
     True
