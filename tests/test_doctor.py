@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from course_lib import doctor
-from course_lib.apps import doctor as apps_doctor
+from course_lib.apps import doctor
 from course_lib.apps.cli import main as cli_main
 
 VENV_BIN = str(Path(sys.executable).parent)
@@ -63,9 +62,12 @@ def test_every_requirement_in_pyproject_is_checked(healthy):
         assert not by_name(healthy, Requirement(spec).name).required
 
 
-def test_old_name_is_the_same_module():
-    assert doctor is apps_doctor
-    assert Path(doctor.__file__).parent.name == "apps"
+def test_old_name_reads_through_to_the_apps_module():
+    """`from course_lib import doctor; doctor.run()` (README, chapter 0) still works."""
+    from course_lib import doctor as old
+
+    assert old.run is doctor.run and old.Check is doctor.Check
+    assert old._REPO == doctor._REPO and old.check_python is doctor.check_python
 
 
 def test_requirements_come_from_the_installed_metadata_without_pyproject(monkeypatch, tmp_path):

@@ -44,7 +44,8 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["Check", "report", "run", "main", "COURSE_MEMORY_BYTES"]
+__all__ = ["Check", "report", "ready", "run", "main", "print_report", "format_table",
+           "requirements", "add_arguments", "COURSE_MEMORY_BYTES"]
 
 #: Peak memory the whole course needs in one session, bytes (1.5 GB, GB = 1e9).
 COURSE_MEMORY_BYTES = 1.5e9

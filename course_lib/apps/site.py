@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["build_site", "find_notebooks", "notebook_title", "notebook_summary",
-           "rewrite_notebook_links", "main"]
+           "rewrite_notebook_links", "main", "add_arguments"]
 
 _REPO = Path(__file__).resolve().parents[2]  # the repository (course_lib/apps/site.py)
 DEFAULT_TIMEOUT_S = 600.0  # per cell
