@@ -101,10 +101,7 @@ True
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import sys
 from dataclasses import asdict, dataclass, field
 
 from .analytic import COLLECTIVES, busbw_factor, hierarchical_allreduce_time_s
@@ -112,18 +109,18 @@ from .analytic import COLLECTIVES, busbw_factor, hierarchical_allreduce_time_s
 from .clusters import (EXAMPLE_TOPO, FABRICS, TOPO_WORDS, Cluster, cluster,  # noqa: F401
                       cluster_from_spec, cluster_from_topo, parse_nccl_topo_xml,
                       parse_nvidia_smi_topo, validation_data_dir)
-from .hardware import calibration, cpu_link_names, gpu as _gpu, latency_s, nccl_tuning
+from .hardware import calibration, gpu as _gpu, latency_s, nccl_tuning
 from .hardware import nic as _nic
 from .hardware import calibration_curves, calibration_data_path  # noqa: F401
 from .hardware import network_profile, pcie_bw_per_dir_bytes_per_s
-from .units import check_choice, check_positive, format_bytes, parse_size
+from .units import check_choice, check_positive
 
 __all__ = ["FABRICS", "PREDICT_ALGORITHMS", "PROTOCOLS", "Cluster", "cluster",
            "cluster_from_topo", "parse_nvidia_smi_topo", "parse_nccl_topo_xml",
            "TOPO_WORDS", "EXAMPLE_TOPO", "validation_rows", "validation_errors",
            "cluster_from_spec", "validation_data_dir", "validation_report",
            "Prediction", "predict_collective", "predict_copy", "CopyPrediction",
-           "main", "calibration_curves", "calibration_data_path",
+           "calibration_curves", "calibration_data_path",
            "CALIBRATION_SYSTEMS"]
 
 #: Algorithms accepted by :func:`predict_collective`.
@@ -710,91 +707,3 @@ def predict_copy(n_bytes: float, gpu: str = "H100", direction: str = "h2d",
         bw *= MEASURED["pageable_over_pinned_x86"].value
     t = latency_s("pcie_small_copy") + s / bw
     return CopyPrediction(s, t, s / t, direction, memory)
-
-
-# ---------------------------------------------------------------------------
-# command line
-# ---------------------------------------------------------------------------
-class _ArgError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # no traceback, exit status 2
-        raise _ArgError(message)
-
-
-def _sizes(lo: float, hi: float, factor: float) -> list[int]:
-    out, s = [], lo
-    while s <= hi * (1 + 1e-12):
-        out.append(int(round(s)))
-        s *= factor
-    return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m course_lib predict COLLECTIVE [options]``: an nccl-tests-style table."""
-    p = _Parser(prog="python -m course_lib predict",
-                description="Predict a collective's time and bandwidth "
-                            "(nccl-tests columns).")
-    p.add_argument("collective", help=f"one of {list(COLLECTIVES)}")
-    p.add_argument("--gpu", default="H100")
-    p.add_argument("--gpus-per-node", type=int, default=8)
-    p.add_argument("--nodes", type=int, default=1)
-    p.add_argument("--fabric", default="nvswitch", help=f"one of {list(FABRICS)}")
-    p.add_argument("--nic", default=None)
-    p.add_argument("--nics-per-node", type=int, default=0)
-    p.add_argument("--min", default="8", help="smallest size, e.g. 8, 1M, 1GiB")
-    p.add_argument("--max", default="16G", help="largest size")
-    p.add_argument("--step-factor", type=float, default=2.0)
-    p.add_argument("--algorithm", default="auto", help=f"one of {list(PREDICT_ALGORITHMS)}")
-    p.add_argument("--json", action="store_true", help="print a JSON list of records")
-    p.add_argument("--topo", default=None,
-                   help="a node's topology dump (nvidia-smi topo -m text or NCCL's "
-                        "NCCL_TOPO_DUMP_FILE XML); replaces --fabric/--gpus-per-node")
-    p.add_argument("--gpus", default=None, help="with --topo: GPU indices used, e.g. 0,1,2")
-    p.add_argument("--cpu", default=None, help=f"one of {cpu_link_names()}")
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        a = p.parse_args(argv)
-        if a.topo is not None:
-            try:
-                with open(a.topo) as f:
-                    dump = f.read()
-            except OSError as exc:
-                raise ValueError(f"--topo: cannot read {a.topo!r}: {exc}") from None
-            try:
-                gpus = None if a.gpus is None else [int(x) for x in a.gpus.split(",")]
-            except ValueError:
-                raise ValueError(f"--gpus must be GPU indices joined by commas, e.g. "
-                                 f"0,1,2; got {a.gpus!r}") from None
-            cl = cluster_from_topo(dump, a.gpu, gpus=gpus, nodes=a.nodes, nic=a.nic,
-                                   cpu=a.cpu)
-        else:
-            cl = cluster(a.gpu, a.gpus_per_node, a.nodes, a.fabric, a.nic,
-                         a.nics_per_node, cpu=a.cpu)
-        lo, hi = parse_size(a.min, "--min"), parse_size(a.max, "--max")
-        if lo <= 0 or hi < lo:
-            raise ValueError(f"need 0 < --min <= --max; got {a.min!r}, {a.max!r}")
-        if not a.step_factor > 1:
-            raise ValueError(f"--step-factor must be > 1, got {a.step_factor}")
-        recs = [predict_collective(a.collective, s, cl, a.algorithm)
-                for s in _sizes(lo, hi, a.step_factor)]
-    except (_ArgError, ValueError, TypeError) as exc:
-        print(f"predict: error: {exc}", file=sys.stderr)
-        print(p.format_usage().strip(), file=sys.stderr)
-        return 2
-    if a.json:
-        print(json.dumps([r.to_dict() for r in recs], indent=1))
-        return 0
-    elem = 4  # nccl-tests' default float
-    print(f"# {recs[0].collective} on {cl.describe()}: {cl.n_ranks} ranks "
-          f"(predicted by course_lib; sizes in bytes, count in float32 elements)")
-    print(f"# {'size':>12} {'count':>12} {'time(us)':>10} {'algbw(GB/s)':>12} "
-          f"{'busbw(GB/s)':>12}  algorithm/protocol")
-    for r in recs:
-        print(f"  {int(r.n_bytes):>12} {int(r.n_bytes) // elem:>12} "
-              f"{r.time_s * 1e6:>10.2f} {r.algbw_bytes_per_s / 1e9:>12.2f} "
-              f"{r.busbw_bytes_per_s / 1e9:>12.2f}  {r.algorithm}/{r.protocol}")
-    print(f"# largest size {format_bytes(recs[-1].n_bytes, binary=True)}")
-    return 0

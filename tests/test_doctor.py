@@ -1,4 +1,5 @@
-"""Tests for course_lib.doctor: the environment checks and their exit codes."""
+"""Tests for the environment doctor (course_lib.apps.doctor, also reachable as
+course_lib.doctor): the checks and their exit codes."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
-from course_lib import doctor
-from course_lib.__main__ import main as cli_main
+from course_lib.apps import doctor
+from course_lib.apps.cli import main as cli_main
 
 VENV_BIN = str(Path(sys.executable).parent)
 
@@ -48,25 +50,59 @@ def test_this_venv_is_ready(healthy):
 def test_every_requirement_in_pyproject_is_checked(healthy):
     import tomllib
 
-    proj = tomllib.loads((Path(doctor.__file__).parent.parent / "pyproject.toml").read_text())
+    proj = tomllib.loads((doctor._REPO / "pyproject.toml").read_text())
     names = {c.name for c in healthy}
     wanted = proj["project"]["dependencies"] + proj["project"]["optional-dependencies"]["course"]
     for spec in wanted:
-        name = doctor._split_requirement(spec)[0]
+        name = Requirement(spec).name
         assert name in names
         assert by_name(healthy, name).required
     extras = proj["project"]["optional-dependencies"]
     for spec in extras["test"] + extras.get("bench", []):
-        assert not by_name(healthy, doctor._split_requirement(spec)[0]).required
+        assert not by_name(healthy, Requirement(spec).name).required
 
 
-def test_fallback_list_matches_pyproject():
-    import tomllib
+def test_old_name_reads_through_to_the_apps_module():
+    """`from course_lib import doctor; doctor.run()` (README, chapter 0) still works."""
+    from course_lib import doctor as old
 
-    proj = tomllib.loads((Path(doctor.__file__).parent.parent / "pyproject.toml").read_text())
-    extras = proj["project"]["optional-dependencies"]
-    assert doctor._FALLBACK_REQUIREMENTS["required"] == proj["project"]["dependencies"] + extras["course"]
-    assert doctor._FALLBACK_REQUIREMENTS["optional"] == extras["test"] + extras.get("bench", [])
+    assert old.run is doctor.run and old.Check is doctor.Check
+    assert old._REPO == doctor._REPO and old.check_python is doctor.check_python
+
+
+def test_requirements_come_from_the_installed_metadata_without_pyproject(monkeypatch, tmp_path):
+    """A wheel install has no pyproject.toml: the dependencies are read from the
+    distribution's metadata, with the extras' markers evaluated by packaging."""
+    monkeypatch.setattr(doctor, "_REPO", tmp_path)  # no pyproject.toml here
+    monkeypatch.setattr(doctor, "_distribution_requires", lambda: [
+        "numpy>=1.26", "ipywidgets<9,>=8.1", 'nbgrader==0.9.6; extra == "course"',
+        'pytest>=8; extra == "test"', 'simpy>=4.1; extra == "bench"',
+        'cupy-cuda12x>=13; extra == "gpu"'])
+    monkeypatch.setattr(doctor, "_distribution_requires_python", lambda: ">=3.11")
+    reqs = doctor.requirements()
+    assert reqs["required"] == ["numpy>=1.26", "ipywidgets<9,>=8.1", "nbgrader==0.9.6"]
+    assert reqs["optional"] == ["pytest>=8", "simpy>=4.1"]   # gpu: check_gpu's business
+    assert reqs["python"] == ">=3.11" and "metadata" in reqs["source"]
+
+
+def test_no_pyproject_and_no_metadata_is_a_reported_problem(monkeypatch, tmp_path, venv_path):
+    def missing():
+        raise importlib.metadata.PackageNotFoundError("interconnect-city")
+
+    monkeypatch.setattr(doctor, "_REPO", tmp_path)
+    monkeypatch.setattr(doctor, "_distribution_requires", missing)
+    with pytest.raises(LookupError, match="pyproject.toml"):
+        doctor.requirements()
+    checks = doctor.report(quick=True)
+    c = by_name(checks, "course requirements")
+    assert c.blocking and "pyproject.toml" in c.detail and c.fix
+    assert not doctor.ready(checks)
+
+
+def test_python_is_checked_against_requires_python():
+    assert doctor.check_python(">=3.11").status == "ok"
+    too_old = doctor.check_python(">=99")
+    assert too_old.status == "fail" and ">=99" in too_old.detail and too_old.fix
 
 
 def test_the_things_the_course_needs_are_all_checked(healthy):
@@ -141,10 +177,11 @@ def test_a_crashing_check_is_reported_not_raised(monkeypatch, venv_path):
         raise RuntimeError("kaboom")
 
     monkeypatch.setattr(doctor, "check_matplotlib", boom)
-    monkeypatch.setattr(doctor, "requirements", lambda: 1 / 0)  # falls back to the built-in list
+    monkeypatch.setattr(doctor, "requirements", lambda: 1 / 0)
     checks = doctor.report(quick=True)
     mpl = by_name(checks, "matplotlib draws")
     assert mpl.status == "fail" and "kaboom" in mpl.detail
+    assert "ZeroDivisionError" in by_name(checks, "course requirements").detail
     assert doctor.run(print_=False, quick=True) is False
 
 
@@ -158,6 +195,7 @@ def test_json_output_and_cli_dispatch(venv_path, capsys):
 
 def test_bad_option_exit_code(capsys):
     assert doctor.main(["--no-such-option"]) == 2
+    assert "--no-such-option" in capsys.readouterr().err
 
 
 def test_memory_thresholds(monkeypatch):

@@ -1,4 +1,4 @@
-"""Tests of the labs' command line: python -m course_lib lab ..."""
+"""Tests of the labs' command line: python -m course_lib lab ... (course_lib/apps/cli.py)."""
 
 import csv
 import json
@@ -9,13 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.measure import cli, mpi_available
+from course_lib.apps.cli import main as course_cli
+from course_lib.measure import mpi_available
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def lab(argv):
+    """python -m course_lib lab ARGV..."""
+    return course_cli(["lab", *argv])
+
+
 def _json_out(capsys, argv):
-    rc = cli.main(argv)
+    rc = lab(argv)
     out = capsys.readouterr().out
     return rc, json.loads(out)
 
@@ -32,13 +38,13 @@ def test_pageable_quick_json_and_csv(capsys, tmp_path):
 
 
 def test_batching_text_output(capsys):
-    assert cli.main(["batching", "--quick", "--no-progress"]) == 0
+    assert lab(["batching", "--quick", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "many-small" in out and "per_call_overhead_s" in out
 
 
 def test_kernel_bypass_save(capsys, tmp_path):
-    rc = cli.main(["kernel_bypass", "--quick", "--no-progress", "--save", str(tmp_path)])
+    rc = lab(["kernel_bypass", "--quick", "--no-progress", "--save", str(tmp_path)])
     assert rc == 0
     assert (tmp_path / "kernel-bypass.csv").is_file()
     assert json.loads((tmp_path / "kernel-bypass.json").read_text())["lab"] == "kernel-bypass"
@@ -58,7 +64,7 @@ def test_gpu_copies_without_gpu_exits_0_with_skipped(capsys, monkeypatch):
     monkeypatch.setattr(gpu, "gpu_available", lambda: (False, "no GPU here", 0))
     rc, out = _json_out(capsys, ["gpu-copies", "--json"])
     assert rc == 0 and out == [{"lab": "gpu-copies", "skipped": "no GPU here"}]
-    assert cli.main(["gpu-copies"]) == 0
+    assert lab(["gpu-copies"]) == 0
     assert "skipped -- no GPU here" in capsys.readouterr().out
 
 
@@ -68,12 +74,12 @@ def test_gpu_copies_without_gpu_exits_0_with_skipped(capsys, monkeypatch):
                                   ["allreduce", "--ranks", "1"],
                                   ["allreduce", "--timeout", "-3"]])
 def test_bad_arguments_exit_2_with_a_message(capsys, argv):
-    assert cli.main(argv) == 2
+    assert lab(argv) == 2
     assert capsys.readouterr().err.strip()
 
 
 def test_help_exits_0(capsys):
-    assert cli.main(["--help"]) == 0
+    assert lab(["--help"]) == 0
     assert "Exit codes" in capsys.readouterr().out
 
 

@@ -8,6 +8,7 @@ import pytest
 
 import course_lib as cl
 from course_lib import predict
+from course_lib.apps.cli import main as course_cli  # python -m course_lib ...
 from course_lib.hardware import nic, pcie_bw_per_dir_bytes_per_s
 
 MIB = 2**20
@@ -201,16 +202,16 @@ def test_nvlink_beats_pcie_by_roughly_the_link_ratio():
 
 # --- command line ---------------------------------------------------------------
 def test_cli_table_and_json(capsys):
-    rc = predict.main(["allreduce", "--gpu", "H100", "--nodes", "4", "--nic", "NDR",
+    rc = course_cli(["predict", "allreduce", "--gpu", "H100", "--nodes", "4", "--nic", "NDR",
                        "--nics-per-node", "8", "--min", "8", "--max", "16G"])
     out = capsys.readouterr().out
     assert rc == 0 and "busbw" in out
     rows = [l for l in out.splitlines() if not l.startswith("#")]
-    assert len(rows) == 1 + int(math.log2(16e9 / 8))  # 8 B .. 8.6 GB by 2
-    rc = predict.main(["allgather", "--gpu", "A100", "--min", "1M", "--max", "4M",
+    assert len(rows) == 1 + int(math.log2(16 * 2**30 / 8))  # 8 B .. 16 GiB by 2 (16G as nccl-tests)
+    rc = course_cli(["predict", "allgather", "--gpu", "A100", "--min", "1M", "--max", "4M",
                        "--json"])
     recs = json.loads(capsys.readouterr().out)
-    assert rc == 0 and [r["n_bytes"] for r in recs] == [1e6, 2e6, 4e6]
+    assert rc == 0 and [r["n_bytes"] for r in recs] == [2**20, 2**21, 2**22]  # M = MiB
     assert {"time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "algorithm",
             "protocol"} <= set(recs[0])
 
@@ -222,6 +223,6 @@ def test_cli_table_and_json(capsys):
                                   ["allreduce", "--algorithm", "nvls", "--gpu", "A100"],
                                   []])
 def test_cli_bad_arguments_exit_2_without_traceback(argv, capsys):
-    assert predict.main(argv) == 2
+    assert course_cli(["predict", *argv]) == 2
     err = capsys.readouterr().err
     assert "error" in err and "Traceback" not in err

@@ -10,6 +10,7 @@ import pytest
 import course_lib as cl
 from course_lib import hardware as hw
 from course_lib import predict
+from course_lib.apps.cli import main as course_cli  # python -m course_lib ...
 
 MIB = 2**20
 TOPO_178 = (predict.validation_data_dir() / "topo" / "nccl-tests-178.txt").read_text()
@@ -261,7 +262,7 @@ def test_cluster_from_spec_rejects_bad_specs():
 # --- command line with a topology dump --------------------------------------------------
 def test_cli_reads_a_topology_dump(capsys):
     path = str(predict.validation_data_dir() / "topo" / "nccl-tests-178.txt")
-    rc = predict.main(["allreduce", "--gpu", "A100", "--topo", path, "--gpus", "0,1,2",
+    rc = course_cli(["predict", "allreduce", "--gpu", "A100", "--topo", path, "--gpus", "0,1,2",
                        "--min", "1G", "--max", "1G", "--json"])
     rec = __import__("json").loads(capsys.readouterr().out)[0]
     assert rc == 0 and rec["n_ranks"] == 3
@@ -269,7 +270,7 @@ def test_cli_reads_a_topology_dump(capsys):
     for argv, word in ((["--gpus", "0,x"], "--gpus"), ([], "cpu"),
                        (["--topo", "/nonexistent"], "--topo")):
         args = ["allreduce", "--gpu", "A100", "--topo", path] + argv
-        assert predict.main(args) == 2
+        assert course_cli(["predict", *args]) == 2
         assert word in capsys.readouterr().err
 
 

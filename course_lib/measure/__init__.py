@@ -82,7 +82,7 @@ these are shared, noisy machines.
 
 Command line: ``python -m course_lib lab NAME [--quick] [--json] [--csv PATH]
 [--save [DIR]] [--no-progress] [--ranks N,N] [--timeout S]``
-(:mod:`course_lib.measure.cli`).
+(:mod:`course_lib.apps.cli`, the course's one command line).
 
 Taught in chapters 4, 5 and 7; the graded pinned-vs-pageable assignment uses
 :func:`fit_alpha_beta` on the learner's own ``pageable`` numbers.
