@@ -480,7 +480,7 @@ class Course:
         inside the course directory).  A submission that needs grading by hand is
         exported with an empty ``raw_score`` and ``status`` ``manual``, never as 0."""
         csv_path = self.output_path(csv_path or "grades.csv")
-        from nbgrader.api import Gradebook, MissingEntry
+        from nbgrader.api import Gradebook
         out = []
         with Gradebook(f"sqlite:///{os.path.join(self.dir, 'gradebook.db')}") as gb:
             for a in gb.assignments:

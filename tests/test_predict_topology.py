@@ -2,9 +2,6 @@
 dumps (nvidia-smi topo -m, NCCL XML), network kinds, pipelined multi-node
 algorithms, and the held-out validation data (issue 13)."""
 
-import math
-
-import numpy as np
 import pytest
 
 import course_lib as cl
