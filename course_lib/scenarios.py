@@ -88,7 +88,7 @@ def _links(gpu_name: str):
     }
 
 
-def tp_allreduce_time_s(n_bytes: float, n_gpus: int, bw_bytes_per_s: float,
+def tp_allreduce_time_s(n_bytes: float, n_ranks: int, bw_bytes_per_s: float,
                         step_latency_s: float) -> float:
     """One tensor-parallel AllReduce of an activation (ring, alpha-beta).
 
@@ -108,7 +108,7 @@ def tp_allreduce_time_s(n_bytes: float, n_gpus: int, bw_bytes_per_s: float,
     course_lib.predict.predict_collective : NCCL's calibrated time (launch
         floor, protocols) for the same AllReduce on a :func:`course_lib.cluster`.
     """
-    return collective_time_s("allreduce", n_bytes, n_gpus, bw_bytes_per_s,
+    return collective_time_s("allreduce", n_bytes, n_ranks, bw_bytes_per_s,
                              step_latency_s)
 
 
