@@ -114,7 +114,8 @@ def plot_timeline(trace, ax=None, by: str = "gpu", max_ops: int = 20000):
                 else f"send, job {j} (lower lane)")
         handles.append(Patch(color=colours[j % len(colours)], label=name))
     if handles:
-        ax.legend(handles=handles, fontsize=7, loc="upper right")
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1),
+                  borderaxespad=0)   # outside the lanes: it hides no bar
     ax.set_title(f"timeline by {by}")
     return ax
 
