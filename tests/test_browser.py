@@ -188,6 +188,27 @@ def _png_bytes(page, src):
         " return Array.from(new Uint8Array(b)); }", src)
 
 
+def _settled_png(page, explorer, timeout_s=60):
+    """``(src, png bytes)`` once the image has stopped changing.  Each redraw
+    replaces the blob: URL and revokes the old one, so a URL read while
+    several key presses are still being drawn can be gone before it is
+    fetched: wait for two unchanged polls, and read again if the fetch fails."""
+    deadline = time.time() + timeout_s
+    last, unchanged, error = None, 0, None
+    while time.time() < deadline:
+        src = _img_src(explorer)
+        unchanged = unchanged + 1 if src == last else 0
+        last = src
+        if src and unchanged >= 2:
+            try:
+                return src, _png_bytes(page, src)
+            except Exception as exc:        # revoked between the read and the fetch
+                error, unchanged = exc, 0
+        page.wait_for_timeout(300)
+    raise AssertionError(f"the explorer's image never settled ({timeout_s} s); last "
+                         f"fetch error: {error}")
+
+
 def _drive_one_control(page, explorer) -> str:
     """Move the first slider by keyboard (or pick another dropdown option);
     return what was done."""
@@ -242,13 +263,13 @@ def test_every_explorer_redraws_in_jupyterlab(lab_server, browser, notebook, n_e
             explorer = explorers.nth(i)
             explorer.scroll_into_view_if_needed()
             title = (explorer.inner_text().strip().splitlines() or ["?"])[0][:60]
-            before = _img_src(explorer)
-            assert before and (before.startswith("blob:") or before.startswith("data:image/png"))
-            png_before = _png_bytes(page, before)
+            before, png_before = _settled_png(page, explorer)
+            assert before.startswith("blob:") or before.startswith("data:image/png")
             action = _drive_one_control(page, explorer)
             after = _wait_src_change(page, explorer, before)
             assert after != before, f"{notebook} / {title!r}: no redraw after {action}"
-            assert _png_bytes(page, after) != png_before, \
+            _after, png_after = _settled_png(page, explorer)
+            assert png_after != png_before, \
                 f"{notebook} / {title!r}: the figure is the same after {action}"
     finally:
         page.close()
