@@ -1,7 +1,10 @@
-"""Shared test set-up: headless matplotlib, the `cl` alias for doctests, and
-the rule that nothing required may skip under CI=true."""
+"""Shared test set-up: headless matplotlib, the `cl` alias for doctests, the
+one reader of a chapter's text for the prose tests, and the rule that nothing
+required may skip under CI=true."""
 
+import json
 import os
+import pathlib
 
 import pytest
 from hypothesis import settings
@@ -13,6 +16,20 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI") == "true":
     settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session")
+def notebook_text():
+    """``notebook_text("07_sharing_the_load", "markdown")``: the sources of one
+    chapter's cells of that kind, joined by newlines (the prose tests check
+    that the numbers in this text are the ones the models give)."""
+    folder = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+
+    def read(stem: str, kind: str = "markdown") -> str:
+        cells = json.loads((folder / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == kind)
+
+    return read
 
 
 @pytest.fixture(autouse=True)

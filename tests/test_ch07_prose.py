@@ -1,7 +1,5 @@
 """Chapter 7's conventions and numbers agree with the models and the explorer."""
 
-import json
-import pathlib
 import re
 
 import pytest
@@ -9,21 +7,15 @@ import pytest
 import course_lib as cl
 from course_lib.explorers import ch07_allreduce
 
-NB = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "07_sharing_the_load.ipynb"
-
-
 @pytest.fixture(scope="module")
-def cells():
-    return json.loads(NB.read_text(encoding="utf-8"))["cells"]
-
-
-def _text(cells, kind):
-    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == kind)
+def cells(notebook_text):
+    """The chapter's text by cell kind: ``cells("markdown")``."""
+    return lambda kind: notebook_text("07_sharing_the_load", kind)
 
 
 def test_trace_steps_are_numbered_like_the_explorer(cells):
     """The trace prints step = tag + 1; the explorer's step k shows the same sends."""
-    assert "row['tag'] + 1" in _text(cells, "code")
+    assert "row['tag'] + 1" in cells("code")
     n = 4
     sim = cl.simulate_collective("allreduce", 64 * cl.MiB, cl.ring_topology(n, gpu="H100"),
                                  algorithm="ring")
@@ -43,7 +35,7 @@ def test_trace_steps_are_numbered_like_the_explorer(cells):
 
 
 def test_one_unit_convention_for_buffer_sizes(cells):
-    code, md = _text(cells, "code"), _text(cells, "markdown")
+    code, md = cells("code"), cells("markdown")
     # power-of-two buffers are printed in binary units, never as "65.5 kB"
     assert not re.search(r"format_bytes\(S\)", code)
     assert "1 MB" not in md and " kB" not in md
@@ -51,7 +43,7 @@ def test_one_unit_convention_for_buffer_sizes(cells):
 
 
 def test_nvls_gain_explained_with_the_predictors_numbers(cells):
-    md = _text(cells, "markdown")
+    md = cells("markdown")
     g = cl.gradient_bytes(7e9)
     dgx = cl.cluster("H100")
     ring = cl.predict_collective("allreduce", g, dgx, algorithm="ring")
@@ -72,7 +64,7 @@ def test_nvls_gain_explained_with_the_predictors_numbers(cells):
 
 
 def test_seven_b_example_numbers(cells):
-    md = _text(cells, "markdown")
+    md = cells("markdown")
     sent = cl.ring_allreduce_bytes_per_rank(cl.gradient_bytes(7e9), 8)
     assert "≈0.067 s" in md and "≈0.066 s" not in md
     assert round(sent / cl.MEASURED["busbw_allreduce_8xH100_ring"].value, 3) == 0.067
@@ -81,7 +73,7 @@ def test_seven_b_example_numbers(cells):
 
 
 def test_folded_answers_match_the_models(cells):
-    md = _text(cells, "markdown")
+    md = cells("markdown")
     got = [m["chunk"] for step in cl.traffic.ring_allreduce_schedule(5) for m in step
            if m["dst"] == 2]
     assert "chunks 1, 0, 4, 3 during the ReduceScatter" in md and got[:4] == [1, 0, 4, 3]
@@ -121,7 +113,7 @@ def test_explorer_axis_uses_binary_units():
 
 
 def test_half_plateau_answer(cells):
-    md = _text(cells, "markdown")
+    md = cells("markdown")
     from course_lib import content
     rows = {int(r["bytes"]): r["busbw_GBps"] for r in content.calibration_rows()
             if r["collective"] == "AllReduce" and r["system"].startswith("H100")}

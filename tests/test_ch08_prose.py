@@ -1,22 +1,13 @@
 """Chapter 8's numbers in prose agree with the models that print them."""
 
-import json
-import pathlib
-
 import pytest
 
 import course_lib as cl
 
-NB = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "08_traffic_lights.ipynb"
-
-
 @pytest.fixture(scope="module")
-def nb():
-    return json.loads(NB.read_text(encoding="utf-8"))["cells"]
-
-
-def _text(cells, kind):
-    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == kind)
+def nb(notebook_text):
+    """The chapter's text by cell kind: ``nb("markdown")``."""
+    return lambda kind: notebook_text("08_traffic_lights", kind)
 
 
 def test_per_layer_barriers_cost_more_not_less(nb):
@@ -24,7 +15,7 @@ def test_per_layer_barriers_cost_more_not_less(nb):
     every = cl.traffic.barrier_step_time_s(t, every_phase=True)
     once = cl.traffic.barrier_step_time_s(t, every_phase=False)
     assert every > once
-    code, md = _text(nb, "code"), _text(nb, "markdown")
+    code, md = nb("code"), nb("markdown")
     assert "% less)" not in code and "more)" in code
     # "about a tenth of a layer's time, 9 % of the step over 23 extra barriers"
     assert "a tenth of a\n> layer's time, 9 % of the step" in md
@@ -34,7 +25,7 @@ def test_per_layer_barriers_cost_more_not_less(nb):
 
 
 def test_overlap_hides_only_behind_the_backward_pass(nb):
-    md = _text(nb, "markdown")
+    md = nb("markdown")
     assert r"T \ge T_{fwd} + \max(T_{bwd}, T_{comm})" in md
     grad = cl.gradient_bytes(7e9)
     t_pcie = cl.predict_collective("allreduce", grad, cl.cluster("H100", fabric="pcie")).time_s
@@ -44,7 +35,7 @@ def test_overlap_hides_only_behind_the_backward_pass(nb):
 
 
 def test_exercise_answers_match_the_models(nb):
-    md = _text(nb, "markdown")
+    md = nb("markdown")
     c = cl.cluster("H100", fabric="pcie")
     g, tb = 1e9, 0.03
     steps = {k: cl.traffic.bucket_overlap_schedule(
@@ -62,7 +53,7 @@ def test_exercise_answers_match_the_models(nb):
 
 
 def test_explorer_try_answer_matches_the_explorer(nb):
-    md = " ".join(_text(nb, "markdown").split())
+    md = " ".join(nb("markdown").split())
     from course_lib.explorers import ch08_overlap
     e = ch08_overlap.explorer()
     nv = {k: e.update(system="8x H100, NVSwitch", n_buckets=k, overlap=True) for k in (1, 8, 64)}

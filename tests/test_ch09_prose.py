@@ -1,22 +1,17 @@
 """Chapter 9's numbers in prose agree with the models that print them."""
 
-import json
-import pathlib
-
 import pytest
 
 import course_lib as cl
 from course_lib.explorers import ch09_scaling
 
-NB = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "09_how_big.ipynb"
 T, GRAD = 0.8, 14e9
 
 
 @pytest.fixture(scope="module")
-def md():
-    cells = json.loads(NB.read_text(encoding="utf-8"))["cells"]
-    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-    return " ".join(text.split())          # line breaks do not matter to a phrase
+def md(notebook_text):
+    # line breaks do not matter to a phrase
+    return " ".join(notebook_text("09_how_big").split())
 
 
 def _cluster(n, **kw):

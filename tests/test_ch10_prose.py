@@ -5,22 +5,15 @@ Every number the chapter states about a scenario is recomputed here from
 to a model that is not carried into the text fails this test.
 """
 
-import json
-import pathlib
-
 import pytest
 
 import course_lib as cl
 from course_lib import scenarios
 from course_lib.explorers import ch10_scenarios
 
-NB = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "10_city_at_work.ipynb"
-
-
 @pytest.fixture(scope="module")
-def text():
-    cells = json.loads(NB.read_text(encoding="utf-8"))["cells"]
-    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+def text(notebook_text):
+    return notebook_text("10_city_at_work")
 
 
 def _s(name, **kw):
