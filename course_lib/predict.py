@@ -113,6 +113,7 @@ from .hardware import calibration, gpu as _gpu, latency_s, nccl_tuning
 from .hardware import nic as _nic
 from .hardware import calibration_curves, calibration_data_path  # noqa: F401
 from .hardware import network_profile, pcie_bw_per_dir_bytes_per_s
+from .topology import tree_sends_per_node
 from .units import check_choice, check_positive
 
 __all__ = ["FABRICS", "PREDICT_ALGORITHMS", "PROTOCOLS", "Cluster", "cluster",
@@ -243,28 +244,38 @@ def _ring(coll, s, clu, proto):
     return base + lat_part, transfer, rest - lat_part, b
 
 
-def _net_traffic(nodes: int) -> int:
-    """What one node sends to the network per byte of a tree AllReduce (each way).
+def _net_traffic(nodes: int) -> float:
+    """What the busiest node sends to the network per byte of a tree AllReduce
+    (each way): :func:`course_lib.topology.tree_sends_per_node` of NCCL's
+    double binary tree over the nodes.
 
-    NCCL's double binary tree: with 2 nodes each node is the other's only
-    peer and sends S (half in each tree); beyond 2 a node is an inner node of
-    one tree and sends up and down in it, 2 S in all.  NCCL's tuning says the
-    same (``NVLS_TREE``: ``bwInter`` for <= 2 nodes, ``bwInter/2`` beyond).
-    A ring sends ``2 (n-1)/n S`` from every rank, all of which crosses a NIC
-    at the node boundary, so at 2 nodes the tree moves half the ring's bytes.
+    With 2 nodes each node is the other's only peer and sends S (half in each
+    tree); with more, a node inner in one tree sends up and down in it, up to
+    2 S (1.5 S with 3 nodes).  NCCL itself plans with ``bwInter`` for <= 2
+    nodes and ``bwInter/2`` beyond (``NVLS_TREE`` in ``tuning.cc``, used by
+    :func:`_nccl_estimate_s`).  A ring sends ``2 (n-1)/n S`` from every rank,
+    all of which crosses a NIC at the node boundary, so at 2 nodes the tree
+    moves half the ring's bytes.
     """
-    return 1 if nodes <= 2 else 2
+    return tree_sends_per_node(nodes)
 
 
 def _tree(coll, s, clu, proto):
     """Tree AllReduce: reduce up a chain in each node and a tree over the
     nodes, broadcast back down; the phases are pipelined chunk by chunk, so
     the time is set by the slower of the node's links and the network, not
-    their sum."""
+    their sum.  Over the node's links each GPU sends ``2 (g-1)/g S`` (a
+    chain's head sends up to the network and its tail nothing down; the
+    heads rotate over the channels); to the network the busiest node sends
+    ``_net_traffic(nodes) S``.  :func:`course_lib.sim.schedules.nccl_tree`
+    plays the same chains and trees transfer by transfer."""
     g, nodes = clu.gpus_per_node, clu.nodes
     eff = nccl_tuning("tree_efficiency")
     b_link = _proto_bw(clu.intra_bw_bytes_per_s(), proto, clu) * eff
-    b_alg = b_link / 2  # every GPU sends S up and S down over its own links
+    # per channel a chain's head sends up to the network (or is the root) and
+    # its tail sends nothing down: over the node's links each GPU sends S up
+    # and S down in g-1 of every g channels (the chains' heads rotate)
+    b_alg = b_link / (2 * (g - 1) / g) if g > 1 else math.inf
     levels = math.ceil(math.log2(nodes)) if nodes > 1 else 0
     if nodes > 1:
         b_net = _proto_bw(clu.inter_bw_bytes_per_s(), proto, clu) * eff
@@ -459,7 +470,7 @@ def _nccl_estimate_s(coll, s, clu, algo, proto) -> float:
         lat = nccl_tuning(f"tree_{proto}_base") + 2 * (
             (g - 1) * _hop("tree", proto, kind) + levels * _hop("tree", proto, "net"))
     elif algo == "nvls":
-        alg = 5 / 6 * min(clu.intra_bw_bytes_per_s(), inter / _net_traffic(nodes))
+        alg = 5 / 6 * min(clu.intra_bw_bytes_per_s(), inter / (1 if nodes <= 2 else 2))
         lat = nccl_tuning("nvls_simple_hop_nvlink") + 2 * levels * nccl_tuning(
             "nvls_tree_simple_hop_net")
     else:  # hierarchical, direct: only when asked for, never competing

@@ -656,3 +656,65 @@ def bridge_topology(gpu: str = "A100") -> nx.Graph:
 TOPOLOGY_BUILDERS["pcie"] = pcie_topology
 TOPOLOGY_BUILDERS["bridge"] = bridge_topology
 __all__ += ["pcie_topology", "bridge_topology", "BRIDGE_LINKS"]
+
+
+# ---------------------------------------------------------------------------
+# NCCL's double binary tree (how a tree AllReduce spans the nodes)
+# ---------------------------------------------------------------------------
+__all__ += ["double_binary_tree", "tree_sends_per_node"]
+
+
+def _btree_parents(n: int) -> dict:
+    """NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): rank 0 is the
+    root, odd ranks are leaves, the parent of r clears r's lowest set bit and
+    sets the next one (or just clears it when that falls outside)."""
+    parent = {0: None}
+    for r in range(1, n):
+        bit = r & -r
+        up = (r ^ bit) | (bit << 1)
+        parent[r] = up if up < n else r ^ bit
+    return parent
+
+
+def double_binary_tree(n: int) -> list:
+    """NCCL's two complementary binary trees over ``n`` members (nodes or ranks).
+
+    Returns two ``{member: parent}`` dicts (the root's parent is ``None``).
+    Tree 1 is NCCL's binary tree; tree 2 is its mirror image (``r -> n-1-r``)
+    for even ``n`` or tree 1 shifted by one for odd ``n``, so every member is
+    interior in at most one tree (``NVIDIA/nccl:src/graph/trees.cc``).  Each
+    tree carries half of the data.
+
+    >>> one, two = double_binary_tree(4)
+    >>> one, two
+    ({0: None, 1: 2, 2: 0, 3: 2}, {3: None, 2: 1, 1: 3, 0: 1})
+    """
+    n = check_int(n, "n", minimum=1, maximum=MAX_GPUS)
+    base = _btree_parents(n)
+    trees = [base]
+    m = [n - 1 - i for i in range(n)] if n % 2 == 0 else [(i + 1) % n for i in range(n)]
+    trees.append({m[v]: (None if p is None else m[p]) for v, p in base.items()})
+    return trees
+
+
+def tree_sends_per_node(n: int) -> float:
+    """Bytes the busiest member of a double binary tree sends per byte of an
+    AllReduce (reduce up, broadcast down, each tree on half the data).
+
+    A member sends its half up to its parent (unless root) and down to each
+    child, in both trees: 1 with 2 members (each is the other's only peer),
+    up to 2 with more (inner in one tree, a leaf in the other) -- NCCL's
+    planning assumes 2 beyond two nodes (``bwInter/2`` in ``tuning.cc``);
+    with 3 nodes the busiest sends 1.5.
+
+    >>> [tree_sends_per_node(k) for k in (1, 2, 3, 4, 8)]
+    [0.0, 1.0, 1.5, 2.0, 2.0]
+    """
+    n = check_int(n, "n", minimum=1, maximum=MAX_GPUS)
+    sends = [0.0] * n
+    for parent in double_binary_tree(n):
+        for v, p in parent.items():
+            if p is not None:  # v sends its half up, p sends it back down
+                sends[v] += 0.5
+                sends[p] += 0.5
+    return max(sends)

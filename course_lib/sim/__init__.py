@@ -131,7 +131,8 @@ def _network_and_overheads(cluster, overheads, algorithm):
     if isinstance(cluster, Cluster):
         calibrated = True if overheads is None else bool(overheads)
         if calibrated:
-            net = Network.from_cluster(cluster, nvls=algorithm == "nvls")
+            net = Network.from_cluster(cluster, nvls=algorithm == "nvls",
+                                       tree=algorithm == "tree")
             base = {"ring": nccl_tuning("ring_simple_base"),
                     "hierarchical": nccl_tuning("ring_simple_base"),
                     "direct": nccl_tuning("ring_simple_base"),
@@ -275,9 +276,47 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
                      tr, net, sched, len(sched))
 
 
+#: Transfers a calibrated tree is cut into at most (~260 bytes each in the
+#: trace): enough pieces that the pipeline's own ramp stays a few per cent of
+#: the transfer time, few enough for a Binder session.
+TREE_TRANSFERS = 250_000
+#: Smallest piece of a calibrated tree, bytes (below it, more pieces only
+#: add transfers: the time is latency).
+MIN_TREE_PIECE = 4096
+
+
+def _tree_pieces(s, clu, channels, chunks) -> int:
+    """Pieces per channel of a calibrated tree: ``chunks`` if given, else as
+    many as ``TREE_TRANSFERS`` allows, none under ``MIN_TREE_PIECE`` bytes.
+
+    NCCL's chunks are exposed once per level on the way (the predictor's
+    fill term, which :func:`course_lib.sim.schedules.nccl_tree` charges
+    explicitly); many small pieces keep the simulated ramp from charging it
+    a second time."""
+    if chunks > 1:
+        return chunks
+    per_piece = channels * 2 * (clu.n_ranks - 1)  # transfers of one piece
+    most = max(1, TREE_TRANSFERS // per_piece)
+    return int(max(1, min(most, math.ceil(s / channels / MIN_TREE_PIECE))))
+
+
+def _tree_link_bw(clu) -> float:
+    """The rate a tree's slice is exposed at (the predictor's ``b_link``):
+    a GPU's link rate, or the node's network rate if lower, at Simple's and
+    the tree's efficiencies."""
+    bw = clu.intra_bw_bytes_per_s()
+    if clu.nodes > 1:
+        bw = min(bw, clu.inter_bw_bytes_per_s())
+    return bw * calibration("simple_efficiency") * nccl_tuning("tree_efficiency")
+
+
 def _default_channels(algo, clu, net) -> int:
     """NCCL's ring count: every ring order of a single-node NVLink mesh or
-    cube-mesh, one ring per NIC across nodes, else 1."""
+    cube-mesh, one ring per NIC across nodes, else 1; a calibrated tree runs
+    one channel per GPU of a node (each GPU heads one chain), two across
+    nodes (one on each of the two node trees)."""
+    if algo == "tree" and clu is not None:
+        return clu.gpus_per_node * (2 if clu.nodes > 1 else 1)
     if algo != "ring" or clu is None:
         return 1
     most = int(nccl_tuning("max_channels"))
@@ -303,7 +342,14 @@ def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
     elif algo == "tree":
         if coll != "allreduce":
             raise ValueError(f"algorithm='tree' simulates allreduce; got {coll!r}")
-        schedules.double_tree(b, net, ranks, s, chunks, ov)
+        if ov is not None:  # a calibrated cluster: NCCL's chains and node trees
+            g = clu.gpus_per_node
+            exposed = min(calibration("chunk_bytes"), s / n) / _tree_link_bw(clu)
+            schedules.nccl_tree(b, net, s, clu.nodes, g, channels,
+                                _tree_pieces(s, clu, channels, chunks), ov,
+                                exposed_s=exposed)
+        else:
+            schedules.double_tree(b, net, ranks, s, chunks, ov)
     elif algo == "nvls":
         if coll != "allreduce" or "nvswitch" not in net.index:
             raise ValueError("algorithm='nvls' simulates allreduce on a single-node "

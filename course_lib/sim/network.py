@@ -92,7 +92,7 @@ class Network:
 
     # --- calibrated roads ---------------------------------------------------
     @classmethod
-    def from_cluster(cls, cluster, nvls: bool = False) -> "Network":
+    def from_cluster(cls, cluster, nvls: bool = False, tree: bool = False) -> "Network":
         """The cluster's topology with NCCL-achievable rates and latencies.
 
         Every rate is the Cluster's own (:mod:`course_lib.clusters`, the rates
@@ -103,7 +103,9 @@ class Network:
         link ``cluster.pcie_dma_bytes_per_s()`` (no protocol factor: the NIC's
         own rate below already carries it); a network port
         ``cluster.nic_bw_bytes_per_s()``.  ``nvls=True`` rates NVLink at the
-        NVLS efficiency instead (in-switch reduction moves data differently).
+        NVLS efficiency instead (in-switch reduction moves data differently);
+        ``tree=True`` rates every GPU link and port at NCCL's tree efficiency
+        on top (``nccl_tuning("tree_efficiency")``, as the predictor's tree).
         """
         net = cls(cluster.topology())
         simple = calibration("simple_efficiency")
@@ -119,6 +121,8 @@ class Network:
                 net.link_bw[i] = cluster.pcie_dma_bytes_per_s()
             else:  # a NIC's port: what predict_collective's Simple ring gets from it
                 net.link_bw[i] = cluster.nic_bw_bytes_per_s() * simple
+            if tree and kind != "pcie" or tree and cluster.fabric == "pcie":
+                net.link_bw[i] *= nccl_tuning("tree_efficiency")
         net.hop_latency_s = {k: nccl_tuning(f"ring_simple_hop_{k}")
                              for k in ("nvlink", "pcie", "net")}
         # a network step of a TCP-based transport waits longer (hardware.NETWORK)

@@ -21,6 +21,9 @@ builder            what it schedules
 ``double_tree``    AllReduce on two binary trees, each carrying S/2; every
                    rank is interior in at most one (NCCL's double binary tree);
                    reduce up and broadcast down run concurrently per piece.
+``nccl_tree``      NCCL's tree AllReduce on a cluster: per channel a chain
+                   through each node's GPUs and a double binary tree over the
+                   nodes, pipelined piece by piece (a step schedule).
 ``in_switch``      AllReduce with the reduction in the NVSwitch (NVLS): every
                    GPU sends its data up once, the switch reduces and sends the
                    sum down.
@@ -42,10 +45,11 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from ..topology import double_binary_tree
 from ..units import check_int
 from .steps import Step, equal_shares
 
-__all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "in_switch",
+__all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "nccl_tree", "in_switch",
            "hierarchical", "direct", "channel_orders", "ring_orders", "MAX_RING_GPUS"]
 
 #: Largest GPU count on which :func:`ring_orders` searches for Hamiltonian
@@ -365,18 +369,6 @@ def chain(b, net, order, n_bytes, chunks=1, overheads=None, queue_base=0, job=0)
     return ids
 
 
-def _btree_parents(n):
-    """NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): rank 0 is the
-    root, odd ranks are leaves, the parent of r clears r's lowest set bit and
-    sets the next one (or just clears it when that falls outside)."""
-    parent = {0: None}
-    for r in range(1, n):
-        bit = r & -r
-        up = (r ^ bit) | (bit << 1)
-        parent[r] = up if up < n else r ^ bit
-    return parent
-
-
 def double_tree(b, net, ranks, n_bytes, chunks=1, overheads=None, job=0):
     """AllReduce on two complementary binary trees, S/2 each, in ``chunks`` pieces.
 
@@ -401,16 +393,8 @@ def double_tree(b, net, ranks, n_bytes, chunks=1, overheads=None, job=0):
         return qid.setdefault(key, len(qid)) + 10 * len(net.nodes)
 
     launch = overheads.launch_s if overheads is not None else 0.0
-    for t in range(2):
-        base = _btree_parents(n)
-        if t == 0:
-            m = list(range(n))
-        elif n % 2 == 0:
-            m = [n - 1 - i for i in range(n)]
-        else:
-            m = [(i + 1) % n for i in range(n)]
-        parent = {m[v]: (None if p is None else m[p]) for v, p in base.items()}
-        root = m[0]
+    for t, parent in enumerate(double_binary_tree(n)):
+        root = next(v for v, p in parent.items() if p is None)
         children = {v: [c for c, p in parent.items() if p == v] for v in range(n)}
         post, pre = [], []
 
@@ -437,6 +421,136 @@ def double_tree(b, net, ranks, n_bytes, chunks=1, overheads=None, job=0):
                     down[c] = int(b.add_sends(nodes[v], nodes[c], piece,
                                               q((t, v, "down", c)), deps=[deps],
                                               batch=0, job=job, tag=t)[0])
+
+
+def _node_trees(n_nodes):
+    """NCCL's double binary tree over ``n_nodes`` as ``[(parent, children), ...]``."""
+    out = []
+    for parent in double_binary_tree(n_nodes):
+        children = {v: [c for c, p in parent.items() if p == v] for v in parent}
+        out.append((parent, children))
+    return out
+
+
+def _nccl_tree_template(nodes_count, per_node, channels):
+    """One piece of NCCL's tree AllReduce on every channel, as a list of sends.
+
+    Returns ``(src, dst, deps, role)`` lists (ranks, template indices, and a
+    queue key per send).  Channel ``c`` uses node tree ``c % 2`` and a chain
+    through the GPUs of each node starting at local GPU ``c % per_node`` (its
+    head, which talks to the other nodes through that GPU's NIC) and node
+    tree ``(c // per_node) % 2``: reduce up the chain and the tree, broadcast
+    down the tree and the chain.
+    """
+    g, N = per_node, nodes_count
+    src, dst, deps, role = [], [], [], []
+
+    def add(a, b_, d, key):
+        src.append(a)
+        dst.append(b_)
+        deps.append([x for x in d if x is not None])
+        role.append(key)
+        return len(src) - 1
+
+    trees = _node_trees(N)
+    for c in range(channels):
+        # channels c and c + g share a head GPU (and its NIC) and use the two
+        # trees: every NIC carries one channel of each tree
+        parent, children = trees[(c // g) % 2] if N > 1 else ({0: None}, {0: []})
+        root = next(v for v, p in parent.items() if p is None)
+        head = c % g
+
+        def chain(v):
+            return [v * g + (head + i) % g for i in range(g)]
+        post, pre = [], []
+
+        def walk(v):
+            pre.append(v)
+            for u in children[v]:
+                walk(u)
+            post.append(v)
+        walk(root)
+        reduced, up = {}, {}
+        for v in post:  # reduce: up the chain, then to the parent node's head
+            ch, prev = chain(v), None
+            for i in range(g - 1, 0, -1):
+                prev = add(ch[i], ch[i - 1], [prev], (c, "up", ch[i]))
+            reduced[v] = [prev] + [up[u] for u in children[v]]
+            if parent[v] is not None:
+                up[v] = add(ch[0], chain(parent[v])[0], reduced[v], (c, "up", ch[0]))
+        down = {}
+        for v in pre:  # broadcast: to the child nodes' heads, down the chain
+            ch = chain(v)
+            ready = reduced[v] if v == root else [down[v]]
+            for u in children[v]:
+                down[u] = add(ch[0], chain(u)[0], ready, (c, "down", ch[0], u))
+            prev = ready
+            for i in range(g - 1):
+                prev = [add(ch[i], ch[i + 1], prev, (c, "down", ch[i]))]
+    return src, dst, deps, role
+
+
+def nccl_tree(b, net, n_bytes, nodes_count, per_node, channels, pieces,
+              overheads=None, exposed_s=0.0, queue_base=0, job=0):
+    """NCCL's tree AllReduce: per channel a chain in every node and a double
+    binary tree over the nodes, pipelined in ``pieces`` pieces per channel.
+
+    Each of ``channels`` channels carries ``S / channels``; channel ``c``'s
+    chains start at local GPU ``c % per_node``, so the heads -- and the NICs
+    they use -- rotate, and it uses node tree ``(c // per_node) % 2``: with
+    ``2 per_node`` channels each tree carries S/2 (NCCL's double binary tree)
+    and every head's NIC carries one channel of each.  Inside one node it is the chain alone
+    (NCCL's tree on one node).  Piece ``j`` of a send waits for piece ``j``
+    of the sends it depends on; the sends of one role (a GPU's up- or
+    down-send of a channel) leave in piece order; ``exposed_s`` x the levels
+    of a piece's way delays the first sends (NCCL's chunk exposed at every
+    level, the predictor's fill term).  A step schedule: wavefront
+    ``w`` holds every send of piece ``w - level``, so the batched engine
+    shares each link among the sends that cross it at the same time.
+
+    Notes
+    -----
+    Pipelined, each GPU sends ``S`` up and ``S`` down over its node's links
+    in ``g-1`` of every ``g`` channels and each node sends ``S`` (2 nodes) or
+    ``2 S`` (more) to the network: ``t -> max(2 (g-1)/g S / B_link,
+    S k / B_net) + 2 (g - 1 + log2 nodes)`` hop latencies, the terms of
+    :func:`course_lib.predict.predict_collective`'s tree.
+    """
+    pieces = check_int(pieces, "pieces", minimum=1)
+    src, dst, dep_lists, role = _nccl_tree_template(nodes_count, per_node, channels)
+    T = len(src)
+    level = np.zeros(T, dtype=np.int64)
+    for i, d in enumerate(dep_lists):  # deps always precede their sends
+        level[i] = 1 + max((level[x] for x in d), default=-1)
+    width = max(1, max(len(d) for d in dep_lists))
+    dep_t = np.full((T, width), -1, dtype=np.int64)
+    for i, d in enumerate(dep_lists):
+        dep_t[i, :len(d)] = d
+    queues = {k: i for i, k in enumerate(dict.fromkeys(role))}
+    q_t = queue_base + np.array([queues[k] for k in role], dtype=np.int64)
+    node_ids = np.array([net.index[r] for r in net.gpus], dtype=np.int64)
+    src_t, dst_t = node_ids[np.array(src)], node_ids[np.array(dst)]
+    # every (piece, send), sorted by wavefront so the schedule stays a step schedule
+    J = np.repeat(np.arange(pieces), T)
+    K = np.tile(np.arange(T), pieces)
+    wave = J + level[K]
+    order = np.lexsort((K, J, wave))
+    new_id = np.empty(pieces * T, dtype=np.int64)
+    new_id[order] = b.n_ops + np.arange(pieces * T)
+    dep_flat = dep_t[K]  # template ids of the deps, same piece
+    dep_all = np.where(dep_flat >= 0, new_id[np.maximum(J[:, None] * T + dep_flat, 0)], -1)
+    extra = np.zeros(pieces * T)
+    start = (J == 0) & (level[K] == 0)
+    if overheads is not None:
+        extra[start] += overheads.launch_s
+    # NCCL's chunk is exposed once at every level of its way (the predictor's
+    # fill); the many small pieces here would hide it, so it is charged whole
+    # before the first sends
+    extra[start] += (level.max() + 1) * exposed_s
+    piece = n_bytes / (channels * pieces)
+    o = order
+    b.add_sends(src_t[K[o]], dst_t[K[o]], piece, q_t[K[o]], deps=dep_all[o],
+                extra_s=extra[o], batch=b._batch + 1 + wave[o], job=job, tag=level[K[o]])
 
 
 def in_switch(b, net, ranks, n_bytes, chunks=1, overheads=None, switch="nvswitch",
