@@ -13,6 +13,8 @@ FLAGGED_SYSTEMS = {
     "H100 x2 nodes, 8x 400G RoCE (nccl #2409)",
     # NVIDIA/nccl issue #1161: titled "... H100 PCIe GPUs lower than A100 SXM4 GPUs"
     "H100 PCIe pair with NVLink bridge",
+    # NVIDIA/nccl-tests issue #290: "observed some performance degradation" in the reporter's words
+    "H100 x2 nodes, 8x NDR 400G (nccl-tests #290)",
 }
 
 
