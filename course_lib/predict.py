@@ -114,7 +114,7 @@ from .hardware import nic as _nic
 from .hardware import calibration_curves, calibration_data_path  # noqa: F401
 from .hardware import network_profile, pcie_bw_per_dir_bytes_per_s
 from .topology import tree_sends_per_node
-from .units import check_choice, check_positive
+from .units import check_choice, check_int, check_positive
 
 __all__ = ["FABRICS", "PREDICT_ALGORITHMS", "PROTOCOLS", "Cluster", "cluster",
            "cluster_from_topo", "parse_nvidia_smi_topo", "parse_nccl_topo_xml",
@@ -303,7 +303,11 @@ def _nvls_tree(coll, s, clu):
     """NVLS inside each node, a tree across nodes, pipelined (NCCL's NVLS_TREE)."""
     g, nodes = clu.gpus_per_node, clu.nodes
     levels = math.ceil(math.log2(nodes))
-    b_in = clu.intra_bw_bytes_per_s() * calibration("nvls_efficiency")
+    # what crosses the network also crosses the NVLink port of the GPU at
+    # its NIC: read out of the switch on the way out, pushed back in on the
+    # way in -- per port S/nics more of each direction on top of NVLS's S
+    relay = _net_traffic(nodes) / clu.nics_per_node
+    b_in = clu.intra_bw_bytes_per_s() * calibration("nvls_efficiency") / (1 + relay)
     b_net = _proto_bw(clu.inter_bw_bytes_per_s(), "simple", clu)
     b = min(b_in, b_net / _net_traffic(nodes))
     lat = calibration("nvls_latency_s") + 2 * levels * (
@@ -479,7 +483,8 @@ def _nccl_estimate_s(coll, s, clu, algo, proto) -> float:
 
 
 def predict_collective(collective: str, n_bytes: float, cluster: Cluster,
-                       algorithm: str = "auto") -> Prediction:
+                       algorithm: str = "auto", *,
+                       launch_gpus: int | None = None) -> Prediction:
     """Predict a collective's time, algbw and busbw on a cluster.
 
     Parameters
@@ -498,6 +503,11 @@ def predict_collective(collective: str, n_bytes: float, cluster: Cluster,
         ``"nvls"`` across nodes is NCCL's NVLS_TREE; ``"hierarchical"``
         (ReduceScatter / AllReduce over rails / AllGather, pipelined) is
         modelled only when asked for.
+    launch_gpus : int, optional
+        GPUs whose kernels one host thread launches per collective (nccl-tests
+        ``-g``; 1 for one process per GPU, as with MPI or PyTorch).  The launch
+        cost is ``launch_s / CALIBRATION["launch_gpus"]`` (one kernel, 3.5 us)
+        per GPU.  Default: as in the calibration runs (``-g 8``: 28 us).
 
     Returns
     -------
@@ -532,6 +542,9 @@ def predict_collective(collective: str, n_bytes: float, cluster: Cluster,
         raise ValueError(f"no algorithm available for collective={coll!r} on "
                          f"{cluster.describe()}")
     launch = calibration("launch_s")
+    if launch_gpus is not None:
+        g = check_int(launch_gpus, "launch_gpus", minimum=1, maximum=4096)
+        launch *= g / calibration("launch_gpus")
     times = {k: launch + sum(v[:3]) for k, v in cands.items()}
     prof = _profile(cluster)
     if prof is not None and prof["chooser"] == "nccl" and len(cands) > 1:
@@ -578,7 +591,8 @@ def validation_rows(path=None, split: str | None = None) -> list[dict]:
 
     Each row is the CSV's dict plus ``n_bytes``, ``measured_busbw``,
     ``predicted_busbw`` (bytes/s), ``rel_error`` (predicted / measured - 1),
-    ``algorithm`` and ``protocol``.  ``split``: ``"heldout"`` (never used to
+    ``algorithm`` and ``protocol``.  A ``launch_gpus=N`` in the ``cluster``
+    column is the run's nccl-tests ``-g`` (see :func:`predict_collective`).  ``split``: ``"heldout"`` (never used to
     set a number) or ``"fit"`` (used to set one, named in its note); None for
     both.
     """
@@ -596,10 +610,11 @@ def validation_rows(path=None, split: str | None = None) -> list[dict]:
             for row in csv.DictReader(f):
                 if split is not None and row["split"] != split:
                     continue
-                clu = cluster_from_spec(row["cluster"])
+                spec, launch_gpus = _launch_gpus_of(row["cluster"])
+                clu = cluster_from_spec(spec)
                 coll = _COLLECTIVE_OF[row["collective"]]
                 size = float(row["bytes"])
-                p = predict_collective(coll, size, clu)
+                p = predict_collective(coll, size, clu, launch_gpus=launch_gpus)
                 meas = float(row["busbw_GBps"]) * 1e9
                 out.append({**row, "n_bytes": size, "measured_busbw": meas,
                             "predicted_busbw": p.busbw_bytes_per_s,
@@ -613,6 +628,18 @@ def validation_rows(path=None, split: str | None = None) -> list[dict]:
                          f"system, collective, bytes, busbw_GBps, split, cluster "
                          f"({exc})") from None
     return out
+
+
+def _launch_gpus_of(spec: str):
+    """Split ``launch_gpus=N`` (the run's nccl-tests ``-g``) off a cluster spec."""
+    parts, launch = [], None
+    for part in spec.split(";"):
+        key, _, value = part.partition("=")
+        if key.strip() == "launch_gpus":
+            launch = int(value)
+        elif part.strip():
+            parts.append(part)
+    return ";".join(parts), launch
 
 
 def _check_rows(rows):

@@ -30,6 +30,15 @@ CALIBRATION: dict[str, Fact] = {
         note="fixed cost of one collective that NCCL's model leaves out: kernel "
              "launch, argument set-up and the start/end synchronisation of all "
              "ranks; added to NCCL's base + per-hop latencies"),
+    "launch_gpus": Fact(
+        8, "count", "n/a",
+        "the calibration runs' command lines (nccl-tests -g 8: one process drives all 8 GPUs; "
+        "github:stas00/ml-engineering network/README.md and "
+        "github:ZiyanIshani/vpbenchmarking results/nccl, in the calibration CSV)",
+        note="GPUs whose kernels one host thread launched per collective in the runs "
+             "launch_s was fitted on: launch_s / launch_gpus (3.5 us) is one NCCL kernel "
+             "launch, the same order as one CUDA API call (hardware.LATENCIES "
+             "'cuda_api_call', 4.6 us on the H200)"),
     "nvls_latency_s": Fact(
         6 * US, "s", "n/a",
         SRC_CALIB + " (8x H100 NVLS AllReduce, 8 B - 1 MB)",
