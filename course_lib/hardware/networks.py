@@ -33,12 +33,13 @@ NETWORK: dict[str, Fact] = {
                            "indicative: aws/aws-ofi-nccl issue #19 (EFA throughput about "
                            "70% of an on-premises InfiniBand cluster's) x 0.96", True,
                            note="EFA's SRD transport through the aws-ofi-nccl plugin"),
-    "EFA_hop_s": Fact(0.0, "s", "n/a",
+    "EFA_hop_s": Fact(13.2e-6, "s", "n/a",
                       "fitted: dstackai/dstack pull request #3961 (2x p6-b200, 16 ranks, "
-                      "all_reduce_perf floor 50.6 us at 8 B; the model without an extra "
-                      "cost gives 48-53 us), course_lib/data/validation split=fit", True,
-                      note="modern EFA adds nothing measurable to NCCL's NET estimate "
-                           "for small messages"),
+                      "all_reduce_perf 8-256 B: 50.6-57.1 us; the model with one kernel "
+                      "launch per process and no extra cost gives 28.7 us over 2 network "
+                      "steps; median of the six), course_lib/data/validation split=fit", True,
+                      note="what one network step over EFA (SRD through the aws-ofi-nccl "
+                           "plugin) waits beyond NCCL's InfiniBand estimate"),
     "TCPX_efficiency": Fact(0.90, "ratio", "n/a",
                             "indicative: NVIDIA AI Cluster Runtime docs, 'GKE TCPXO Networking "
                             "Prerequisites' (~340 GB/s AllReduce busbw on a3-megagpu-8g, i.e. "

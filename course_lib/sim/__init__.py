@@ -280,9 +280,31 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
 #: trace): enough pieces that the pipeline's own ramp stays a few per cent of
 #: the transfer time, few enough for a Binder session.
 TREE_TRANSFERS = 250_000
+#: Most channels of a calibrated tree (a mesh's ring orders x its GPUs).
+MAX_TREE_CHANNELS = 64
 #: Smallest piece of a calibrated tree, bytes (below it, more pieces only
 #: add transfers: the time is latency).
 MIN_TREE_PIECE = 4096
+
+
+def _pieces(s, sends_per_piece, split) -> int:
+    """Pieces of a pipelined calibrated schedule: as many as
+    ``TREE_TRANSFERS`` allows, none whose share per send (``S / split /
+    pieces``) is under ``MIN_TREE_PIECE`` bytes."""
+    most = max(1, TREE_TRANSFERS // sends_per_piece)
+    return int(max(1, min(most, math.ceil(s / split / MIN_TREE_PIECE))))
+
+
+def _hierarchical_fill_s(s, clu) -> float:
+    """The predictor's exposed chunks of the two-level AllReduce: one slice
+    per step inside the node and per step over the rails."""
+    g, nodes = clu.gpus_per_node, clu.nodes
+    c = calibration("chunk_bytes")
+    simple = calibration("simple_efficiency")
+    b_i = clu.intra_bw_bytes_per_s() * simple
+    b_x = clu.inter_bw_bytes_per_s() / g * simple
+    return (2 * (g - 1) * min(c, s / g) / b_i
+            + 2 * (nodes - 1) * min(c, s / g / nodes) / b_x)
 
 
 def _tree_pieces(s, clu, channels, chunks) -> int:
@@ -295,9 +317,7 @@ def _tree_pieces(s, clu, channels, chunks) -> int:
     a second time."""
     if chunks > 1:
         return chunks
-    per_piece = channels * 2 * (clu.n_ranks - 1)  # transfers of one piece
-    most = max(1, TREE_TRANSFERS // per_piece)
-    return int(max(1, min(most, math.ceil(s / channels / MIN_TREE_PIECE))))
+    return _pieces(s, channels * 2 * (clu.n_ranks - 1), channels)
 
 
 def _tree_link_bw(clu) -> float:
@@ -315,11 +335,15 @@ def _default_channels(algo, clu, net) -> int:
     cube-mesh, one ring per NIC across nodes, else 1; a calibrated tree runs
     one channel per GPU of a node (each GPU heads one chain), two across
     nodes (one on each of the two node trees)."""
+    most = int(nccl_tuning("max_channels"))
     if algo == "tree" and clu is not None:
+        if clu.nodes == 1 and clu.fabric in ("mesh", "cube-mesh"):
+            # every ring order cut at every GPU: chains over direct NVLinks
+            return min(len(schedules.ring_orders(net.topo, most)) * clu.gpus_per_node,
+                       MAX_TREE_CHANNELS)
         return clu.gpus_per_node * (2 if clu.nodes > 1 else 1)
     if algo != "ring" or clu is None:
         return 1
-    most = int(nccl_tuning("max_channels"))
     if clu.nodes == 1 and clu.fabric in ("mesh", "cube-mesh"):
         return len(schedules.ring_orders(net.topo, most))
     if clu.nodes > 1:  # NCCL runs one ring per NIC across nodes (as predict_collective)
@@ -345,9 +369,13 @@ def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
         if ov is not None:  # a calibrated cluster: NCCL's chains and node trees
             g = clu.gpus_per_node
             exposed = min(calibration("chunk_bytes"), s / n) / _tree_link_bw(clu)
+            orders = None
+            if clu.nodes == 1 and clu.fabric in ("mesh", "cube-mesh"):
+                # chains over direct NVLinks, as NCCL's search finds them
+                orders = schedules.ring_orders(net.topo, int(nccl_tuning("max_channels")))
             schedules.nccl_tree(b, net, s, clu.nodes, g, channels,
                                 _tree_pieces(s, clu, channels, chunks), ov,
-                                exposed_s=exposed)
+                                exposed_s=exposed, chain_orders=orders)
         else:
             schedules.double_tree(b, net, ranks, s, chunks, ov)
     elif algo == "nvls":
@@ -366,7 +394,14 @@ def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
         if coll != "allreduce" or "nodes" not in g:
             raise ValueError("algorithm='hierarchical' simulates allreduce on a "
                              "multi-node (two-level) cluster")
-        schedules.hierarchical(b, net, s, g["nodes"], g["gpus_per_node"], chunks, ov)
+        if ov is not None:  # a calibrated cluster: the phases pipelined, as predicted
+            per = g["gpus_per_node"]
+            sends = 2 * n * (per - 1) + 2 * n * (g["nodes"] - 1)  # of one piece
+            pieces = chunks if chunks > 1 else _pieces(s, sends, per)
+            schedules.hierarchical_pipelined(b, net, s, g["nodes"], per, pieces, ov,
+                                             fill_s=_hierarchical_fill_s(s, clu))
+        else:
+            schedules.hierarchical(b, net, s, g["nodes"], g["gpus_per_node"], chunks, ov)
     else:
         if coll != "alltoall":
             raise ValueError(f"algorithm='direct' is for alltoall; got {coll!r}")

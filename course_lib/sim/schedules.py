@@ -28,7 +28,8 @@ builder            what it schedules
                    GPU sends its data up once, the switch reduces and sends the
                    sum down.
 ``hierarchical``   intra-node ReduceScatter, inter-node AllReduce on S/g per
-                   rail, intra-node AllGather.
+                   rail, intra-node AllGather (``hierarchical_pipelined``: the
+                   same, pipelined piece by piece, as on a calibrated cluster).
 ``direct``         AllToAll: in round k rank r sends S/n to rank r+k.
 =================  ==========================================================
 
@@ -49,7 +50,8 @@ from ..topology import double_binary_tree
 from ..units import check_int
 from .steps import Step, equal_shares
 
-__all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "nccl_tree", "in_switch",
+__all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "nccl_tree",
+           "hierarchical_pipelined", "in_switch",
            "hierarchical", "direct", "channel_orders", "ring_orders", "MAX_RING_GPUS"]
 
 #: Largest GPU count on which :func:`ring_orders` searches for Hamiltonian
@@ -432,7 +434,7 @@ def _node_trees(n_nodes):
     return out
 
 
-def _nccl_tree_template(nodes_count, per_node, channels):
+def _nccl_tree_template(nodes_count, per_node, channels, chain_orders=None):
     """One piece of NCCL's tree AllReduce on every channel, as a list of sends.
 
     Returns ``(src, dst, deps, role)`` lists (ranks, template indices, and a
@@ -440,7 +442,11 @@ def _nccl_tree_template(nodes_count, per_node, channels):
     through the GPUs of each node starting at local GPU ``c % per_node`` (its
     head, which talks to the other nodes through that GPU's NIC) and node
     tree ``(c // per_node) % 2``: reduce up the chain and the tree, broadcast
-    down the tree and the chain.
+    down the tree and the chain.  ``chain_orders`` (local GPU orders, e.g.
+    the ring orders of an NVLink mesh) replaces the rank order: channel ``c``
+    follows order ``c // per_node`` (cycling), cut to start at its head, so
+    ``len(chain_orders) x per_node`` channels cut every order at every GPU
+    and the chains load the links as the rings do.
     """
     g, N = per_node, nodes_count
     src, dst, deps, role = [], [], [], []
@@ -459,9 +465,13 @@ def _nccl_tree_template(nodes_count, per_node, channels):
         parent, children = trees[(c // g) % 2] if N > 1 else ({0: None}, {0: []})
         root = next(v for v, p in parent.items() if p is None)
         head = c % g
+        local = list(range(g)) if chain_orders is None else \
+            list(chain_orders[(c // g) % len(chain_orders)])
+        at = local.index(head)
+        local = local[at:] + local[:at]
 
         def chain(v):
-            return [v * g + (head + i) % g for i in range(g)]
+            return [v * g + x for x in local]
         post, pre = [], []
 
         def walk(v):
@@ -490,34 +500,19 @@ def _nccl_tree_template(nodes_count, per_node, channels):
     return src, dst, deps, role
 
 
-def nccl_tree(b, net, n_bytes, nodes_count, per_node, channels, pieces,
-              overheads=None, exposed_s=0.0, queue_base=0, job=0):
-    """NCCL's tree AllReduce: per channel a chain in every node and a double
-    binary tree over the nodes, pipelined in ``pieces`` pieces per channel.
+def _play_pieces(b, net, template, n_bytes, pieces, start_s=0.0, queue_base=0, job=0):
+    """Append ``pieces`` copies of a one-piece ``template`` to ``b``, pipelined.
 
-    Each of ``channels`` channels carries ``S / channels``; channel ``c``'s
-    chains start at local GPU ``c % per_node``, so the heads -- and the NICs
-    they use -- rotate, and it uses node tree ``(c // per_node) % 2``: with
-    ``2 per_node`` channels each tree carries S/2 (NCCL's double binary tree)
-    and every head's NIC carries one channel of each.  Inside one node it is the chain alone
-    (NCCL's tree on one node).  Piece ``j`` of a send waits for piece ``j``
-    of the sends it depends on; the sends of one role (a GPU's up- or
-    down-send of a channel) leave in piece order; ``exposed_s`` x the levels
-    of a piece's way delays the first sends (NCCL's chunk exposed at every
-    level, the predictor's fill term).  A step schedule: wavefront
-    ``w`` holds every send of piece ``w - level``, so the batched engine
-    shares each link among the sends that cross it at the same time.
-
-    Notes
-    -----
-    Pipelined, each GPU sends ``S`` up and ``S`` down over its node's links
-    in ``g-1`` of every ``g`` channels and each node sends ``S`` (2 nodes) or
-    ``2 S`` (more) to the network: ``t -> max(2 (g-1)/g S / B_link,
-    S k / B_net) + 2 (g - 1 + log2 nodes)`` hop latencies, the terms of
-    :func:`course_lib.predict.predict_collective`'s tree.
+    ``template`` is ``(src, dst, deps, role, frac)``: ranks, lists of template
+    indices each send waits for (same piece), a queue key and the share of
+    a piece each send carries.  Piece ``j`` of a send waits for piece ``j`` of
+    its deps; the sends of one role leave in piece order.  Sends are batched
+    by wavefront (piece + level in the template's dependency graph), so the
+    batched engine shares each link among the sends that cross it at the same
+    time.  ``start_s`` delays the sends that wait for nothing in piece 0.
     """
+    src, dst, dep_lists, role, frac = template
     pieces = check_int(pieces, "pieces", minimum=1)
-    src, dst, dep_lists, role = _nccl_tree_template(nodes_count, per_node, channels)
     T = len(src)
     level = np.zeros(T, dtype=np.int64)
     for i, d in enumerate(dep_lists):  # deps always precede their sends
@@ -530,6 +525,7 @@ def nccl_tree(b, net, n_bytes, nodes_count, per_node, channels, pieces,
     q_t = queue_base + np.array([queues[k] for k in role], dtype=np.int64)
     node_ids = np.array([net.index[r] for r in net.gpus], dtype=np.int64)
     src_t, dst_t = node_ids[np.array(src)], node_ids[np.array(dst)]
+    size_t = np.asarray(frac, dtype=float) * n_bytes / pieces
     # every (piece, send), sorted by wavefront so the schedule stays a step schedule
     J = np.repeat(np.arange(pieces), T)
     K = np.tile(np.arange(T), pieces)
@@ -539,18 +535,123 @@ def nccl_tree(b, net, n_bytes, nodes_count, per_node, channels, pieces,
     new_id[order] = b.n_ops + np.arange(pieces * T)
     dep_flat = dep_t[K]  # template ids of the deps, same piece
     dep_all = np.where(dep_flat >= 0, new_id[np.maximum(J[:, None] * T + dep_flat, 0)], -1)
-    extra = np.zeros(pieces * T)
-    start = (J == 0) & (level[K] == 0)
-    if overheads is not None:
-        extra[start] += overheads.launch_s
-    # NCCL's chunk is exposed once at every level of its way (the predictor's
-    # fill); the many small pieces here would hide it, so it is charged whole
-    # before the first sends
-    extra[start] += (level.max() + 1) * exposed_s
-    piece = n_bytes / (channels * pieces)
+    extra = np.where((J == 0) & (level[K] == 0), start_s, 0.0)
     o = order
-    b.add_sends(src_t[K[o]], dst_t[K[o]], piece, q_t[K[o]], deps=dep_all[o],
-                extra_s=extra[o], batch=b._batch + 1 + wave[o], job=job, tag=level[K[o]])
+    return b.add_sends(src_t[K[o]], dst_t[K[o]], size_t[K[o]], q_t[K[o]],
+                       deps=dep_all[o], extra_s=extra[o], batch=b._batch + 1 + wave[o],
+                       job=job, tag=level[K[o]])
+
+
+def _levels(template) -> int:
+    """Sends on the longest dependency chain of a one-piece template."""
+    level = []
+    for d in template[2]:
+        level.append(1 + max((level[x] for x in d), default=-1))
+    return max(level) + 1
+
+
+def _start_s(overheads, template, exposed_s):
+    """What delays a pipelined schedule's first sends: the launch and base
+    latency, and NCCL's chunk exposed once at every level of a piece's way
+    (the predictor's fill; the many small pieces here would hide it)."""
+    launch = overheads.launch_s if overheads is not None else 0.0
+    return launch + _levels(template) * exposed_s
+
+
+def nccl_tree(b, net, n_bytes, nodes_count, per_node, channels, pieces,
+              overheads=None, exposed_s=0.0, queue_base=0, job=0, chain_orders=None):
+    """NCCL's tree AllReduce: per channel a chain in every node and a double
+    binary tree over the nodes, pipelined in ``pieces`` pieces per channel.
+
+    Each of ``channels`` channels carries ``S / channels``; channel ``c``'s
+    chains start at local GPU ``c % per_node``, so the heads -- and the NICs
+    they use -- rotate, and it uses node tree ``(c // per_node) % 2``: with
+    ``2 per_node`` channels each tree carries S/2 (NCCL's double binary tree)
+    and every head's NIC carries one channel of each.  Inside one node it is
+    the chain alone (NCCL's tree on one node).  Played by
+    :func:`_play_pieces`; ``exposed_s`` x the levels of a piece's way delays
+    the first sends (NCCL's chunk exposed at every level, the predictor's
+    fill term).
+
+    Notes
+    -----
+    Pipelined, each GPU sends ``S`` up and ``S`` down over its node's links
+    in ``g-1`` of every ``g`` channels and the busiest node sends
+    ``topology.tree_sends_per_node(nodes) S`` to the network: ``t ->
+    max(2 (g-1)/g S / B_link, k S / B_net) + 2 (g - 1 + log2 nodes)`` hop
+    latencies, the terms of :func:`course_lib.predict.predict_collective`'s tree.
+    """
+    src, dst, deps, role = _nccl_tree_template(nodes_count, per_node, channels,
+                                               chain_orders)
+    template = (src, dst, deps, role, [1 / channels] * len(src))
+    return _play_pieces(b, net, template, n_bytes, pieces,
+                        _start_s(overheads, template, exposed_s), queue_base, job)
+
+
+def _hierarchical_template(nodes_count, per_node):
+    """One piece of the two-level AllReduce (ReduceScatter in each node's
+    ring, AllReduce of each shard on a ring over the nodes -- rail ``i`` joins
+    local GPU ``i`` of every node --, AllGather in each node's ring), as
+    ``(src, dst, deps, role, frac)``.  A GPU starts its rail as soon as its
+    own shard is reduced, and its AllGather as soon as its rail is done."""
+    g, N = per_node, nodes_count
+    src, dst, deps, role, frac = [], [], [], [], []
+
+    def add(a, b_, d, key, f):
+        src.append(a)
+        dst.append(b_)
+        deps.append([x for x in d if x is not None])
+        role.append(key)
+        frac.append(f)
+        return len(src) - 1
+
+    def ring_phase(members, steps, f, first_deps, key):
+        """``steps`` steps of a ring over ``members``; returns the last send
+        into each member (by member)."""
+        m = len(members)
+        last_into = {}
+        prev = [None] * m  # send of step t-1 out of position i
+        for t in range(steps):
+            cur = []
+            for i in range(m):
+                d = [prev[i - 1]] if t else list(first_deps.get(members[i], []))
+                cur.append(add(members[i], members[(i + 1) % m], d, key + (members[i], t), f))
+            prev = cur
+        for i in range(m):
+            last_into[members[(i + 1) % m]] = prev[i] if steps else None
+        return last_into
+
+    done = {}
+    for v in range(N):  # 1. ReduceScatter in every node
+        members = [v * g + i for i in range(g)]
+        done.update(ring_phase(members, g - 1, 1 / g, {}, ("rs",)))
+    if N > 1:  # 2. AllReduce of each shard over the nodes, one ring per rail
+        rail_done = {}
+        for i in range(g):
+            members = [v * g + i for v in range(N)]
+            first = {r: [done.get(r)] for r in members}
+            rail_done.update(ring_phase(members, 2 * (N - 1), 1 / (g * N), first, ("ar",)))
+        done = rail_done
+    for v in range(N):  # 3. AllGather in every node
+        members = [v * g + i for i in range(g)]
+        ring_phase(members, g - 1, 1 / g, {r: [done.get(r)] for r in members}, ("ag",))
+    return src, dst, deps, role, frac
+
+
+def hierarchical_pipelined(b, net, n_bytes, nodes_count, per_node, pieces,
+                           overheads=None, fill_s=0.0, queue_base=0, job=0):
+    """The two-level AllReduce of :func:`hierarchical`, pipelined in
+    ``pieces`` pieces: a piece's rail AllReduce runs while the next piece is
+    reduced inside the node, so each road (NVLink, network) is busy for its
+    own bytes and the slower sets the time -- the way NCCL pipelines its
+    multi-level algorithms and :func:`course_lib.analytic.hierarchical_allreduce_time_s`
+    (``pipelined=True``) counts it.  ``fill_s`` (NCCL's chunks exposed on
+    a piece's way, the predictor's fill) delays the first sends with the
+    launch."""
+    template = _hierarchical_template(nodes_count, per_node)
+    launch = overheads.launch_s if overheads is not None else 0.0
+    return _play_pieces(b, net, template, n_bytes, pieces, launch + fill_s,
+                        queue_base, job)
 
 
 def in_switch(b, net, ranks, n_bytes, chunks=1, overheads=None, switch="nvswitch",
