@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .hardware import NCCL_LINK_BW, calibration, gpu as _gpu
+from .hardware import NCCL_LINK_BW, calibration, gpu as _gpu, nccl_tuning, network_profile
 from .hardware import nic as _nic
 from .hardware import (PCIE_PATHS, cpu_link_bw_bytes_per_s, cpu_link_names,
                        network_efficiency, network_hop_s, pcie_bw_per_dir_bytes_per_s,
@@ -210,6 +210,20 @@ class Cluster:
         if self.nic_path == "remote":
             bw = min(bw, self.hop_bw_bytes_per_s("SYS"))
         return bw
+
+    def net_chunk_bytes(self) -> float:
+        """What one network step of a node moves, bytes: every channel's step
+        (NCCL's Simple buffer, ``buffsize_bytes``, cut in ``steps`` slots) on
+        two channels per NIC (NCCL duplicates the ring/tree per NIC its search
+        finds) -- 8 MiB on 8 NICs with NCCL's defaults; a network kind's NCCL
+        profile may set another buffer size (TCPXO: 8 MiB).  A pipelined tree
+        exposes one such step at each network level of a chunk's way."""
+        if self.nic is None:
+            return 0.0
+        prof = network_profile(self.network)
+        buff = prof.get("buffsize_bytes") or nccl_tuning("buffsize_bytes")
+        return (buff / nccl_tuning("steps") * nccl_tuning("channels_per_graph_channel")
+                * self.nics_per_node)
 
     def inter_bw_bytes_per_s(self) -> float:
         """What one node can send to the network, per direction (all its NICs)."""

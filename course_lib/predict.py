@@ -288,6 +288,8 @@ def _tree(coll, s, clu, proto):
     # on the way down; a slice is at most S/n, as on a ring
     fill = 2 * max(g - 1 + levels, 1) * min(calibration("chunk_bytes"),
                                             s / clu.n_ranks) / b_link
+    if nodes > 1:  # and a network step at each level, up and down
+        fill += 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net
     return lat, s / b_alg, fill, b_link
 
 
@@ -312,7 +314,8 @@ def _nvls_tree(coll, s, clu):
     b = min(b_in, b_net / _net_traffic(nodes))
     lat = calibration("nvls_latency_s") + 2 * levels * (
         nccl_tuning("nvls_tree_simple_hop_net") + clu.net_hop_s())
-    fill = (3 + 2 * levels) * min(calibration("chunk_bytes"), s / g) / b
+    fill = (3 * min(calibration("chunk_bytes"), s / g) / b
+            + 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net)
     return lat, s / b, fill, b
 
 

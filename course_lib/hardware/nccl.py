@@ -86,6 +86,18 @@ NCCL_TUNING: dict[str, Fact] = {
                            note="llMaxBws Ampere/Hopper single node: LL cap"),
     "ll_max_bw_sm70": Fact(39.0 * GB, "bytes/s", "per direction", _NT,
                            note="llMaxBws Volta single node: LL cap"),
+    "buffsize_bytes": Fact(4 * 2**20, "bytes", "n/a",
+                           "NCCL docs, Environment Variables: NCCL_BUFFSIZE (default "
+                           "4194304)", note="buffer of one channel to one peer, "
+                                            "Simple protocol"),
+    "steps": Fact(8, "count", "n/a", "NVIDIA/nccl:src/include/device.h NCCL_STEPS",
+                  note="slots a channel's buffer is cut into: one network step "
+                       "moves buffsize/steps"),
+    "channels_per_graph_channel": Fact(
+        2, "count", "n/a",
+        "NVIDIA/nccl:src/graph/connect.cc ncclTopoPreset ('Duplicate channels "
+        "rings/trees')", note="NCCL runs every ring/tree its graph search finds "
+                              "twice; across nodes the search finds one per NIC"),
     "max_channels": Fact(32, "count", "n/a",
                          "NVIDIA/nccl:src/include/device.h MAXCHANNELS (v2.20.3)",
                          note="most rings/trees NCCL runs side by side"),

@@ -102,8 +102,12 @@ NETWORK_PROFILES: dict[str, dict] = {
                        "NCCL_TUNER_PLUGIN=libnccl-tuner.so; the guest config checker "
                        "enforces NCCL_ALGO and NCCL_PROTO)"},
     "TCPXO": {"chooser": "tuner", "algorithms": ("ring", "tree"), "protocols": ("simple",),
+              "buffsize_bytes": 8 * 2**20,
               "source": "Google Cloud GPUDirect-TCPXO NCCL profile (as TCPX; "
-                        "a3plus_tuner_config.textproto)"},
+                        "a3plus_tuner_config.textproto; NCCL_BUFFSIZE=8388608 in the "
+                        "required NCCL configs of "
+                        "GoogleCloudPlatform/container-engine-accelerators "
+                        "gpudirect-tcpxo/README.md)"},
 }
 
 

@@ -295,9 +295,26 @@ def _pieces(s, sends_per_piece, split) -> int:
     return int(max(1, min(most, math.ceil(s / split / MIN_TREE_PIECE))))
 
 
+def _tree_fill_s(s, clu) -> float:
+    """NCCL's chunks a tree exposes on a piece's way (the predictor's fill):
+    one slice of ``min(chunk_bytes, S/n)`` per level at the tree's link rate,
+    and one network step (``Cluster.net_chunk_bytes``) per network level."""
+    g, nodes = clu.gpus_per_node, clu.nodes
+    levels = math.ceil(math.log2(nodes)) if nodes > 1 else 0
+    eff = calibration("simple_efficiency") * nccl_tuning("tree_efficiency")
+    b_link = clu.intra_bw_bytes_per_s() * eff
+    fill = 0.0
+    if nodes > 1:
+        b_net = clu.inter_bw_bytes_per_s() * eff
+        b_link = min(b_link, b_net)
+        fill = 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net
+    return fill + 2 * max(g - 1 + levels, 1) * min(calibration("chunk_bytes"),
+                                                   s / clu.n_ranks) / b_link
+
+
 def _hierarchical_fill_s(s, clu) -> float:
-    """The predictor's exposed chunks of the two-level AllReduce: one slice
-    per step inside the node and per step over the rails."""
+    """The two-level AllReduce's exposed slices (the predictor's fill): one
+    per step inside the node and one per step over the rails."""
     g, nodes = clu.gpus_per_node, clu.nodes
     c = calibration("chunk_bytes")
     simple = calibration("simple_efficiency")
@@ -318,16 +335,6 @@ def _tree_pieces(s, clu, channels, chunks) -> int:
     if chunks > 1:
         return chunks
     return _pieces(s, channels * 2 * (clu.n_ranks - 1), channels)
-
-
-def _tree_link_bw(clu) -> float:
-    """The rate a tree's slice is exposed at (the predictor's ``b_link``):
-    a GPU's link rate, or the node's network rate if lower, at Simple's and
-    the tree's efficiencies."""
-    bw = clu.intra_bw_bytes_per_s()
-    if clu.nodes > 1:
-        bw = min(bw, clu.inter_bw_bytes_per_s())
-    return bw * calibration("simple_efficiency") * nccl_tuning("tree_efficiency")
 
 
 def _default_channels(algo, clu, net) -> int:
@@ -368,14 +375,14 @@ def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
             raise ValueError(f"algorithm='tree' simulates allreduce; got {coll!r}")
         if ov is not None:  # a calibrated cluster: NCCL's chains and node trees
             g = clu.gpus_per_node
-            exposed = min(calibration("chunk_bytes"), s / n) / _tree_link_bw(clu)
+            fill = _tree_fill_s(s, clu)
             orders = None
             if clu.nodes == 1 and clu.fabric in ("mesh", "cube-mesh"):
                 # chains over direct NVLinks, as NCCL's search finds them
                 orders = schedules.ring_orders(net.topo, int(nccl_tuning("max_channels")))
             schedules.nccl_tree(b, net, s, clu.nodes, g, channels,
                                 _tree_pieces(s, clu, channels, chunks), ov,
-                                exposed_s=exposed, chain_orders=orders)
+                                fill_s=fill, chain_orders=orders)
         else:
             schedules.double_tree(b, net, ranks, s, chunks, ov)
     elif algo == "nvls":

@@ -542,24 +542,8 @@ def _play_pieces(b, net, template, n_bytes, pieces, start_s=0.0, queue_base=0, j
                        job=job, tag=level[K[o]])
 
 
-def _levels(template) -> int:
-    """Sends on the longest dependency chain of a one-piece template."""
-    level = []
-    for d in template[2]:
-        level.append(1 + max((level[x] for x in d), default=-1))
-    return max(level) + 1
-
-
-def _start_s(overheads, template, exposed_s):
-    """What delays a pipelined schedule's first sends: the launch and base
-    latency, and NCCL's chunk exposed once at every level of a piece's way
-    (the predictor's fill; the many small pieces here would hide it)."""
-    launch = overheads.launch_s if overheads is not None else 0.0
-    return launch + _levels(template) * exposed_s
-
-
 def nccl_tree(b, net, n_bytes, nodes_count, per_node, channels, pieces,
-              overheads=None, exposed_s=0.0, queue_base=0, job=0, chain_orders=None):
+              overheads=None, fill_s=0.0, queue_base=0, job=0, chain_orders=None):
     """NCCL's tree AllReduce: per channel a chain in every node and a double
     binary tree over the nodes, pipelined in ``pieces`` pieces per channel.
 
@@ -569,9 +553,9 @@ def nccl_tree(b, net, n_bytes, nodes_count, per_node, channels, pieces,
     ``2 per_node`` channels each tree carries S/2 (NCCL's double binary tree)
     and every head's NIC carries one channel of each.  Inside one node it is
     the chain alone (NCCL's tree on one node).  Played by
-    :func:`_play_pieces`; ``exposed_s`` x the levels of a piece's way delays
-    the first sends (NCCL's chunk exposed at every level, the predictor's
-    fill term).
+    :func:`_play_pieces`; ``fill_s`` (NCCL's chunks exposed at every level of
+    a piece's way, :func:`course_lib.predict.pipeline_fill_s`) delays the
+    first sends with the launch.
 
     Notes
     -----
@@ -584,8 +568,9 @@ def nccl_tree(b, net, n_bytes, nodes_count, per_node, channels, pieces,
     src, dst, deps, role = _nccl_tree_template(nodes_count, per_node, channels,
                                                chain_orders)
     template = (src, dst, deps, role, [1 / channels] * len(src))
-    return _play_pieces(b, net, template, n_bytes, pieces,
-                        _start_s(overheads, template, exposed_s), queue_base, job)
+    launch = overheads.launch_s if overheads is not None else 0.0
+    return _play_pieces(b, net, template, n_bytes, pieces, launch + fill_s,
+                        queue_base, job)
 
 
 def _hierarchical_template(nodes_count, per_node):
@@ -645,9 +630,7 @@ def hierarchical_pipelined(b, net, n_bytes, nodes_count, per_node, pieces,
     reduced inside the node, so each road (NVLink, network) is busy for its
     own bytes and the slower sets the time -- the way NCCL pipelines its
     multi-level algorithms and :func:`course_lib.analytic.hierarchical_allreduce_time_s`
-    (``pipelined=True``) counts it.  ``fill_s`` (NCCL's chunks exposed on
-    a piece's way, the predictor's fill) delays the first sends with the
-    launch."""
+    (``pipelined=True``) counts it.  ``fill_s`` as in :func:`nccl_tree`."""
     template = _hierarchical_template(nodes_count, per_node)
     launch = overheads.launch_s if overheads is not None else 0.0
     return _play_pieces(b, net, template, n_bytes, pieces, launch + fill_s,
