@@ -681,9 +681,9 @@ def double_binary_tree(n: int) -> list:
 
     Returns two ``{member: parent}`` dicts (the root's parent is ``None``).
     Tree 1 is NCCL's binary tree; tree 2 is its mirror image (``r -> n-1-r``)
-    for even ``n`` or tree 1 shifted by one for odd ``n``, so every member is
-    interior in at most one tree (``NVIDIA/nccl:src/graph/trees.cc``).  Each
-    tree carries half of the data.
+    for even ``n`` -- then every member is interior in at most one tree -- or
+    tree 1 shifted by one for odd ``n`` (``NVIDIA/nccl:src/graph/trees.cc``).
+    Each tree carries half of the data.
 
     >>> one, two = double_binary_tree(4)
     >>> one, two

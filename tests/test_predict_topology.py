@@ -280,3 +280,62 @@ def test_ll128_needs_the_nic_on_the_gpus_switch_across_nodes():
     assert "ring/ll128" not in cl.predict_collective("allreduce", MIB, far).candidates
     hopper = cl.cluster("H100", nodes=2, nic="NDR", nic_path="host", cpu="intel-spr")
     assert "ring/ll128" in cl.predict_collective("allreduce", MIB, hopper).candidates
+
+
+# --- second pass: kernel launches, network steps, NVLS relay ---------------------------
+def test_launch_cost_scales_with_the_gpus_one_thread_drives():
+    c = cl.cluster("H100", nodes=2, nic="NDR")
+    base = cl.predict_collective("allreduce", 8, c)
+    one = cl.predict_collective("allreduce", 8, c, launch_gpus=1)
+    eight = cl.predict_collective("allreduce", 8, c, launch_gpus=8)
+    assert eight.time_s == pytest.approx(base.time_s)  # the default is the calibration's -g 8
+    per_gpu = hw.calibration("launch_s") / hw.calibration("launch_gpus")
+    assert base.time_s - one.time_s == pytest.approx(7 * per_gpu)
+    assert one.launch_s == pytest.approx(per_gpu) and per_gpu == pytest.approx(3.5e-6)
+    for bad in (0, -1, 2.5, "8"):
+        with pytest.raises((ValueError, TypeError), match="launch_gpus"):
+            cl.predict_collective("allreduce", 8, c, launch_gpus=bad)
+
+
+def test_validation_rows_use_the_runs_own_launch_count():
+    rows = [r for r in predict.validation_rows(split="heldout")
+            if r["system"].startswith("DGX-2") and r["n_bytes"] == 8]
+    (r,) = rows
+    spec, g = predict._launch_gpus_of(r["cluster"])
+    assert g == 12 and "launch_gpus" not in spec
+    c = predict.cluster_from_spec(spec)
+    p = cl.predict_collective("allreduce", 8, c, launch_gpus=12)
+    assert r["predicted_busbw"] == pytest.approx(p.busbw_bytes_per_s)
+
+
+def test_network_step_is_nccls_buffer_step_on_two_channels_per_nic():
+    ndr = cl.cluster("H100", nodes=2, nic="NDR")
+    assert ndr.net_chunk_bytes() == 4 * 2**20 / 8 * 2 * 8  # 8 MiB
+    efa4 = cl.cluster("A100", nodes=2, nic="EFA-100", nics_per_node=4)
+    assert efa4.net_chunk_bytes() == 4 * 2**20 / 8 * 2 * 4
+    tcpxo = cl.cluster("H100", nodes=2, nic="TCPXO-200")
+    assert tcpxo.net_chunk_bytes() == 8 * 2**20 / 8 * 2 * 8  # the TCPXO profile's 8 MiB buffer
+    assert cl.cluster("H100").net_chunk_bytes() == 0.0
+    # the tree's fill grows with the network step until S/g reaches it
+    fills = [predict._tree("allreduce", s, ndr, "simple")[2] for s in (2**24, 2**26, 2**30)]
+    assert fills[0] < fills[1] == pytest.approx(fills[2])
+
+
+def test_nvls_tree_relays_the_network_through_the_nic_gpus_port():
+    # with one NIC per GPU each port carries S/8 more; with 2 nodes k = 1
+    c = cl.cluster("H100", nodes=2, nic="NDR")
+    lat, tr, fill, b = predict._nvls_tree("allreduce", 2**30, c)
+    b_in = c.intra_bw_bytes_per_s() * hw.calibration("nvls_efficiency")
+    assert b == pytest.approx(b_in / (1 + 1 / 8))
+
+
+def test_cli_takes_the_launch_count(capsys):
+    args = ["predict", "allreduce", "--nodes", "2", "--nic", "NDR", "--min", "8", "--max", "8",
+            "--json"]
+    assert course_cli(args + ["--launch-gpus", "1"]) == 0
+    one = __import__("json").loads(capsys.readouterr().out)[0]
+    assert course_cli(args) == 0
+    default = __import__("json").loads(capsys.readouterr().out)[0]
+    assert default["time_s"] - one["time_s"] == pytest.approx(7 * 3.5e-6)
+    assert course_cli(args + ["--launch-gpus", "0"]) == 2
+    assert "launch_gpus" in capsys.readouterr().err

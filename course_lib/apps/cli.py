@@ -131,6 +131,9 @@ def _add_predict(sub) -> None:
                         "NCCL_TOPO_DUMP_FILE XML); replaces --fabric/--gpus-per-node")
     p.add_argument("--gpus", default=None, help="with --topo: GPU indices used, e.g. 0,1,2")
     p.add_argument("--cpu", default=None, help=f"one of {cpu_link_names()}")
+    p.add_argument("--launch-gpus", type=int, default=None,
+                   help="GPUs one process drives, as nccl-tests' -g (1 for one process "
+                        "per GPU; default: the calibration runs' 8)")
     p.set_defaults(run=_predict, command_parser=p)
 
 
@@ -166,7 +169,8 @@ def _predict_records(a):
         raise UsageError(f"need 0 < --min <= --max; got {a.min!r}, {a.max!r}")
     if not a.step_factor > 1:
         raise UsageError(f"--step-factor must be > 1, got {a.step_factor}")
-    recs = [predict_collective(a.collective, s, machine, a.algorithm)
+    recs = [predict_collective(a.collective, s, machine, a.algorithm,
+                               launch_gpus=a.launch_gpus)
             for s in _sizes(lo, hi, a.step_factor)]
     return machine, recs
 

@@ -121,7 +121,8 @@ class Network:
                 net.link_bw[i] = cluster.pcie_dma_bytes_per_s()
             else:  # a NIC's port: what predict_collective's Simple ring gets from it
                 net.link_bw[i] = cluster.nic_bw_bytes_per_s() * simple
-            if tree and kind != "pcie" or tree and cluster.fabric == "pcie":
+            gpu_link = kind != "pcie" or cluster.fabric == "pcie"  # not a GPU-NIC hop
+            if tree and gpu_link:
                 net.link_bw[i] *= nccl_tuning("tree_efficiency")
         net.hop_latency_s = {k: nccl_tuning(f"ring_simple_hop_{k}")
                              for k in ("nvlink", "pcie", "net")}
