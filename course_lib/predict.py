@@ -14,10 +14,11 @@ For each algorithm ``a`` and protocol ``p`` the time of a collective of
 
 ``t = t_launch + L(a, p) + W / B(a, p) + F(a, p, S)``
 
-* ``t_launch`` -- the fixed cost NCCL's own model leaves out: kernel launch
-  and the start/end synchronisation of all ranks (``CALIBRATION["launch_s"]``,
-  fitted: 28 us).  Measured small-message floors are 2-3x NCCL's estimates
-  because of this term.
+* ``t_launch`` -- the fixed cost NCCL's own model leaves out: launching the
+  kernels (``CALIBRATION["launch_s"]``, fitted: 28 us on runs where one
+  process drove 8 GPUs, nccl-tests ``-g 8``, i.e. 3.5 us per GPU's kernel;
+  ``launch_gpus=1`` for one process per GPU).  Measured small-message floors
+  are 2-3x NCCL's estimates when one thread launches for many GPUs.
 * ``L(a, p)`` -- NCCL's latency: ``base + steps x per-hop latency`` with the
   hop latency by link kind (NVLink, PCIe, network), from
   ``NVIDIA/nccl:src/graph/tuning.cc (v2.20.3)`` (``hardware.NCCL_TUNING``;
@@ -63,9 +64,16 @@ deliver ``port x efficiency`` of the network kind
 (``hardware.NETWORK``: InfiniBand/RoCE 0.96, EFA 0.67, TCPX(O) 0.90) and
 every network step pays the kind's extra latency on top of NCCL's.  Tree and
 NVLS-tree are pipelined: time is the slower of the node's links and the
-network, ``S / min(B_node, B_net / k)`` with ``k = 1`` at 2 nodes (a double
-binary tree sends S per node) and 2 beyond -- so a 2-node tree reports a
-busbw above the network rate, as measured.  ``hierarchical`` (ReduceScatter
+network, ``S / min(B_node, B_net / k)`` with ``k`` what the busiest node of
+NCCL's double binary tree sends (1 at 2 nodes, 1.5 at 3, 2 from 4:
+:func:`course_lib.topology.tree_sends_per_node`) -- so a 2-node tree reports
+a busbw above the network rate, as measured.  A tree's chains send
+``2 (g-1)/g S`` per GPU (a chain's head talks to the network, its tail sends
+nothing down); NVLS-tree's NVLink ports also relay what the network carries
+(``S k / NICs`` more).  Each network level of a chunk's way exposes one
+network step of the node (:meth:`Cluster.net_chunk_bytes`: NCCL's buffer
+step on two channels per NIC, 8 MiB on 8 NICs), on top of the NVLink slice.
+``hierarchical`` (ReduceScatter
 / AllReduce over rails / AllGather) overlaps its phases the same way; it is
 not one of NCCL's algorithms and is modelled only on request.  *Which*
 algorithm runs is NCCL's choice, by its own estimate (``tuning.cc``:
@@ -80,10 +88,12 @@ source per row, on machines that set no number of the model -- and
 :func:`validation_errors` gives the busbw error per system
 (``benchmarks/bench_calibration.py`` prints it).
 
-What it does not capture: NCCL's exact channel and thread counts, the
-thresholds inside a cloud's tuner plugin (mid-size messages on TCPXO),
-older network generations (2019 EFA waited several times longer per step),
-PXN routing, rail-optimised vs fat-tree fabrics, congestion beyond the NIC
+What it does not capture: NCCL's exact channel and thread counts (it cuts
+channels and chunks for mid-size messages), the thresholds inside a cloud's
+tuner plugin (mid-size messages on TCPXO), older software and network
+generations (2019 EFA waited about 35 us per network step; NCCL 2.8.3 on
+p4d reached 60 % of what 2.9.9 did), Volta's NVLink running faster than
+NCCL's 20 GB/s plan, PXN routing, rail-optimised vs fat-tree fabrics, congestion beyond the NIC
 rate, clock/power throttling, and CollNet/SHARP in the IB switches.  The
 constants were fitted on two single-node 8-GPU machines (and the EFA
 latency on one 2-node run); the network terms come from NCCL, the port

@@ -170,9 +170,17 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
         A :func:`course_lib.cluster` (calibrated link rates and overheads by
         default) or a bare topology (ideal alpha-beta links).
     algorithm : {"ring", "tree", "nvls", "hierarchical", "direct"}
-        ``"tree"``: double binary tree (allreduce); ``"nvls"``: reduction in
-        the NVSwitch (single-node NVSwitch, allreduce); ``"hierarchical"``:
-        two-level allreduce on a multi-node cluster; ``"direct"``: alltoall.
+        ``"tree"``: double binary tree over the ranks (allreduce) on a bare
+        topology; on a calibrated Cluster NCCL's tree -- a chain through each
+        node's GPUs per channel and a double binary tree over the nodes,
+        pipelined (:func:`course_lib.sim.schedules.nccl_tree`); ``"nvls"``:
+        reduction in the NVSwitch (single-node NVSwitch, allreduce);
+        ``"hierarchical"``: two-level allreduce on a multi-node cluster,
+        pipelined on a calibrated Cluster
+        (:func:`course_lib.sim.schedules.hierarchical_pipelined`);
+        ``"direct"``: alltoall.  On a calibrated Cluster ring, tree and
+        hierarchical agree with :func:`course_lib.predict.predict_collective`
+        within 5 % (tests/test_sim_predict_agreement.py).
     chunks : int
         Pieces each step's message is cut into (pipelining).
     channels : int, optional
