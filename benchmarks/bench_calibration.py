@@ -7,7 +7,9 @@
    split=heldout (public nccl-tests results from machines no number of the
    model was set on): per system, the median and 90th percentile of
    |busbw error| at >= 1 MiB and the median over all sizes, then the same
-   pooled over every held-out point.
+   pooled over every held-out point.  Each run is predicted with its own
+   nccl-tests ``-g`` (``launch_gpus=`` in the CSV's cluster column) where its
+   source shows it.
 
 ``--fit`` re-runs the small grid search that chose the fitted constants in
 ``hardware.CALIBRATION`` (launch_s, nvls_latency_s, chunk_bytes) and prints

@@ -6,13 +6,18 @@
 (c) the same ring schedule as a straightforward SimPy model (a process per
     transfer, links as FIFO resources) in this process: transfers per second
     of each and the ratio (target >= 10x);
+(e) the calibrated tree and two-level AllReduce (NCCL's chains and double
+    binary tree; the pipelined two-level schedule) on 2-8 H100 nodes at
+    1 GiB, the sizes simulate_collective cuts them into (<= 250,000
+    transfers): wall time and the Python heap's peak (tracemalloc), and the
+    ratio to the predictor's time (target within 5 %);
 (d) scaling of the ring AllReduce (two-level, 8 GPUs per node, one chunk)
     from 8 to 16,384 ranks with ``trace=False`` (the ring played step by
     step, nothing kept per transfer): wall time, transfers per second and
     peak RSS, each size in a fresh child process so its peak RSS is its own;
     stops after a size that takes more than ~120 s.
 
-Run: .venv/bin/python benchmarks/bench_sim.py [--max-ranks 65536] [--only-d]
+Run: .venv/bin/python benchmarks/bench_sim.py [--max-ranks 65536] [--only-d] [--only-e]
 (needs the ``bench`` extra for (c): simpy)
 """
 
@@ -115,6 +120,26 @@ def main():
     scaling()
 
 
+def pipelined():
+    """(e) calibrated tree / two-level AllReduce: time, heap peak, sim/predict."""
+    import tracemalloc
+
+    print("(e) calibrated pipelined schedules, 1 GiB, H100 over 8x NDR per node")
+    print("    algorithm      nodes   transfers   wall s  heap peak MB  sim/predict")
+    for algo in ("tree", "hierarchical"):
+        for nodes in (2, 4, 8):
+            c = cl.cluster("H100", nodes=nodes, nic="NDR")
+            tracemalloc.start()
+            t, r = timed(lambda: cl.simulate_collective("allreduce", 2**30, c,
+                                                        algorithm=algo), 1)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            p = cl.predict_collective("allreduce", 2**30, c, algorithm=algo)
+            ref = p.candidates.get(f"{algo}/simple", p.time_s)
+            print(f"    {algo:13s} {nodes:6d} {r.n_transfers:11,d} {t:8.2f} "
+                  f"{peak / 1e6:13.0f} {r.time_s / ref:12.3f}")
+
+
 def one_size(n):
     """Child process of (d): simulate n ranks with trace=False, print one line."""
     import resource
@@ -162,5 +187,8 @@ if __name__ == "__main__":
         one_size(int(sys.argv[sys.argv.index("--one") + 1]))
     elif "--only-d" in sys.argv:
         scaling()
+    elif "--only-e" in sys.argv:
+        pipelined()
     else:
         main()
+        pipelined()

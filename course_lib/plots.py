@@ -17,7 +17,8 @@ from .analytic import collective_time_s
 from .units import check_choice, check_int
 
 __all__ = ["plot_timeline", "plot_link_utilisation", "plot_sim_vs_bound",
-           "plot_busbw_vs_measured", "plot_copy_reference", "plot_predicted_vs_measured"]
+           "plot_busbw_vs_measured", "plot_copy_reference", "plot_predicted_vs_measured",
+           "plot_validation_error_by_size"]
 
 
 def _axes(ax):
@@ -334,30 +335,76 @@ def plot_predicted_vs_measured(rows, ax=None, band: float = 0.2):
     The legend gives each system's median busbw error.  Points on the
     diagonal are predicted exactly; above it the model is too optimistic.
     """
-    ax = _axes(ax)
     if not rows:
         raise ValueError("rows is empty: pass predict.validation_rows(...)")
     if not 0 < band < 1:
         raise ValueError(f"band must be between 0 and 1, got {band!r}")
-    by = {}
-    for r in rows:
-        by.setdefault(r["system"], []).append(r)
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(11, 5))
+    by = _by_system(rows)
     lo = min(min(r["measured_busbw"], r["predicted_busbw"]) for r in rows) / 1e9
     hi = max(max(r["measured_busbw"], r["predicted_busbw"]) for r in rows) / 1e9
     x = np.geomspace(lo / 2, hi * 2, 50)
     ax.fill_between(x, x * (1 - band), x * (1 + band), color="0.9",
                     label=f"within ±{band:.0%}")
     ax.plot(x, x, "-", color="0.5", lw=1)
-    markers = "osD^vP*Xh<>"
     for i, (system, rs) in enumerate(by.items()):
         med = float(np.median(np.abs([r["rel_error"] for r in rs])))
         ax.plot([r["measured_busbw"] / 1e9 for r in rs],
-                [r["predicted_busbw"] / 1e9 for r in rs], markers[i % len(markers)],
+                [r["predicted_busbw"] / 1e9 for r in rs], _MARKERS[i % len(_MARKERS)],
                 ms=5, alpha=0.8, label=f"{system[:42]} ({med:.0%})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("measured busbw (GB/s)")
     ax.set_ylabel("predicted busbw (GB/s)")
     ax.set_title("held-out nccl-tests runs: predicted vs measured (median error)")
-    ax.legend(fontsize=7, loc="upper left")
+    _legend_outside(ax)
+    return ax
+
+
+_MARKERS = "osD^vP*Xh<>"
+
+
+def _by_system(rows) -> dict:
+    by = {}
+    for r in rows:
+        by.setdefault(r["system"], []).append(r)
+    return by
+
+
+def _legend_outside(ax):
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    ax.figure.tight_layout()
+
+
+def plot_validation_error_by_size(rows, ax=None, band: float = 0.2):
+    """Signed busbw error (predicted / measured - 1) against message size,
+    one line per system: where along the size axis the model misses.
+
+    Above zero the model is too optimistic; the grey band is ``±band``.
+    """
+    if not rows:
+        raise ValueError("rows is empty: pass predict.validation_rows(...)")
+    if not 0 < band < 1:
+        raise ValueError(f"band must be between 0 and 1, got {band!r}")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(11, 5))
+    ax.axhspan(-band, band, color="0.9", label=f"within ±{band:.0%}")
+    ax.axhline(0, color="0.5", lw=1)
+    for i, (system, rs) in enumerate(_by_system(rows).items()):
+        rs = sorted(rs, key=lambda r: (r["nodes"], r["n_bytes"]))
+        ax.plot([r["n_bytes"] for r in rs], [r["rel_error"] for r in rs],
+                _MARKERS[i % len(_MARKERS)], ms=4, alpha=0.8, label=system[:42])
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("symlog", linthresh=1.0)
+    ticks = [-0.5, -0.2, 0, 0.2, 0.5, 1, 2, 5]
+    ax.set_yticks(ticks, [f"{t:+.0%}" if t else "0" for t in ticks])
+    ax.set_xlabel("message size S (bytes)")
+    ax.set_ylabel("busbw error (predicted / measured - 1)")
+    ax.set_title("held-out runs: error by message size")
+    _legend_outside(ax)
     return ax

@@ -165,12 +165,11 @@ def test_volta_and_second_cluster_claims(cells, heldout):
                    and r["n_bytes"] >= 2**26)
     big = {(r["system"][:14], int(r["nodes"])): r for r in rows if r["n_bytes"] == 2**33}
     second = [big[("H100 x2/x4/x8 ", k)] for k in (4, 8)]
-    assert "reaches about 325 GB/s busbw at four and eight nodes" in md
-    assert all(abs(float(r["busbw_GBps"]) - 325) < 5 for r in second)
-    assert "where the four VMs reach about 365" in md
-    assert round(float(big[("H100 x4 VMs, 8", 4)]["busbw_GBps"]) / 5) * 5 == 365
-    assert "the model, at 376" in md
-    assert all(round(r["predicted_busbw"] / 1e9) == 376 for r in second)
+    vms = float(big[("H100 x4 VMs, 8", 4)]["busbw_GBps"])
+    assert "11–12 % less busbw on four and eight nodes than the four VMs do on four" in md
+    assert sorted(round(100 * (1 - float(r["busbw_GBps"]) / vms)) for r in second) == [11, 12]
+    assert "so the model is 16–17 % high there" in md
+    assert sorted(round(100 * r["rel_error"]) for r in second) == [16, 17]
 
 
 def test_software_generation_and_launch_claims(cells, heldout):
@@ -178,9 +177,10 @@ def test_software_generation_and_launch_claims(cells, heldout):
     rows, _ = heldout
     at_1g = {r["system"]: float(r["busbw_GBps"]) for r in rows
              if r["n_bytes"] == 2**30 and int(r["nodes"]) == 2 and "p4d" in r["system"]}
-    assert "reach about 33 GB/s busbw at 1 GiB where NCCL 2.9.9 on the same instance type reaches 57" in md
-    assert round(at_1g["AWS p4d.24xlarge x2 on EKS (aws-efa-eks)"]) == 33
-    assert round(at_1g["AWS p4d(n).24xlarge (8 A100, 4x 100G EFA)"]) == 57
+    assert "reach only about 57 % of the busbw NCCL 2.9.9 reaches on the same instance type" in md
+    ratio = (at_1g["AWS p4d.24xlarge x2 on EKS (aws-efa-eks)"]
+             / at_1g["AWS p4d(n).24xlarge (8 A100, 4x 100G EFA)"])
+    assert round(100 * ratio) == 57
     # p3dn: 4 -> 8 nodes adds 8 network and 56 NVLink steps to an 8-byte ring
     t = {int(r["nodes"]): float(r["time_us"]) for r in rows
          if "p3dn" in r["system"] and r["n_bytes"] == 8}
