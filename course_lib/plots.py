@@ -335,15 +335,7 @@ def plot_predicted_vs_measured(rows, ax=None, band: float = 0.2):
     The legend gives each system's median busbw error.  Points on the
     diagonal are predicted exactly; above it the model is too optimistic.
     """
-    if not rows:
-        raise ValueError("rows is empty: pass predict.validation_rows(...)")
-    if not 0 < band < 1:
-        raise ValueError(f"band must be between 0 and 1, got {band!r}")
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(11, 5))
-    by = _by_system(rows)
+    ax, by = _validation_axes(rows, ax, band)
     lo = min(min(r["measured_busbw"], r["predicted_busbw"]) for r in rows) / 1e9
     hi = max(max(r["measured_busbw"], r["predicted_busbw"]) for r in rows) / 1e9
     x = np.geomspace(lo / 2, hi * 2, 50)
@@ -367,11 +359,20 @@ def plot_predicted_vs_measured(rows, ax=None, band: float = 0.2):
 _MARKERS = "osD^vP*Xh<>"
 
 
-def _by_system(rows) -> dict:
+def _validation_axes(rows, ax, band):
+    """Check a validation plot's arguments; its axes and the rows by system."""
+    if not rows:
+        raise ValueError("rows is empty: pass predict.validation_rows(...)")
+    if not 0 < band < 1:
+        raise ValueError(f"band must be between 0 and 1, got {band!r}")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(11, 5))
     by = {}
     for r in rows:
         by.setdefault(r["system"], []).append(r)
-    return by
+    return ax, by
 
 
 def _legend_outside(ax):
@@ -385,17 +386,10 @@ def plot_validation_error_by_size(rows, ax=None, band: float = 0.2):
 
     Above zero the model is too optimistic; the grey band is ``±band``.
     """
-    if not rows:
-        raise ValueError("rows is empty: pass predict.validation_rows(...)")
-    if not 0 < band < 1:
-        raise ValueError(f"band must be between 0 and 1, got {band!r}")
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(11, 5))
+    ax, by = _validation_axes(rows, ax, band)
     ax.axhspan(-band, band, color="0.9", label=f"within ±{band:.0%}")
     ax.axhline(0, color="0.5", lw=1)
-    for i, (system, rs) in enumerate(_by_system(rows).items()):
+    for i, (system, rs) in enumerate(by.items()):
         rs = sorted(rs, key=lambda r: (r["nodes"], r["n_bytes"]))
         ax.plot([r["n_bytes"] for r in rs], [r["rel_error"] for r in rs],
                 _MARKERS[i % len(_MARKERS)], ms=4, alpha=0.8, label=system[:42])

@@ -396,16 +396,7 @@ def double_tree(b, net, ranks, n_bytes, chunks=1, overheads=None, job=0):
 
     launch = overheads.launch_s if overheads is not None else 0.0
     for t, parent in enumerate(double_binary_tree(n)):
-        root = next(v for v, p in parent.items() if p is None)
-        children = {v: [c for c, p in parent.items() if p == v] for v in range(n)}
-        post, pre = [], []
-
-        def walk(v):
-            pre.append(v)
-            for c in children[v]:
-                walk(c)
-            post.append(v)
-        walk(root)
+        root, children, pre, post = _walk(parent)
         for j in range(chunks):
             up = {}
             for v in post:
@@ -425,13 +416,20 @@ def double_tree(b, net, ranks, n_bytes, chunks=1, overheads=None, job=0):
                                               batch=0, job=job, tag=t)[0])
 
 
-def _node_trees(n_nodes):
-    """NCCL's double binary tree over ``n_nodes`` as ``[(parent, children), ...]``."""
-    out = []
-    for parent in double_binary_tree(n_nodes):
-        children = {v: [c for c, p in parent.items() if p == v] for v in parent}
-        out.append((parent, children))
-    return out
+def _walk(parent):
+    """``(root, children, pre-order, post-order)`` of a ``{member: parent}`` tree."""
+    root = next(v for v, p in parent.items() if p is None)
+    children = {v: [c for c, p in parent.items() if p == v] for v in parent}
+    pre, post, stack = [], [], [(root, False)]
+    while stack:  # iterative depth-first walk (no recursion limit on big trees)
+        v, done = stack.pop()
+        if done:
+            post.append(v)
+            continue
+        pre.append(v)
+        stack.append((v, True))
+        stack.extend((c, False) for c in reversed(children[v]))
+    return root, children, pre, post
 
 
 def _nccl_tree_template(nodes_count, per_node, channels, chain_orders=None):
@@ -458,12 +456,11 @@ def _nccl_tree_template(nodes_count, per_node, channels, chain_orders=None):
         role.append(key)
         return len(src) - 1
 
-    trees = _node_trees(N)
+    trees = [(p, *_walk(p)) for p in double_binary_tree(N)]
     for c in range(channels):
         # channels c and c + g share a head GPU (and its NIC) and use the two
         # trees: every NIC carries one channel of each tree
-        parent, children = trees[(c // g) % 2] if N > 1 else ({0: None}, {0: []})
-        root = next(v for v, p in parent.items() if p is None)
+        parent, root, children, pre, post = trees[(c // g) % 2]
         head = c % g
         local = list(range(g)) if chain_orders is None else \
             list(chain_orders[(c // g) % len(chain_orders)])
@@ -472,14 +469,6 @@ def _nccl_tree_template(nodes_count, per_node, channels, chain_orders=None):
 
         def chain(v):
             return [v * g + x for x in local]
-        post, pre = [], []
-
-        def walk(v):
-            pre.append(v)
-            for u in children[v]:
-                walk(u)
-            post.append(v)
-        walk(root)
         reduced, up = {}, {}
         for v in post:  # reduce: up the chain, then to the parent node's head
             ch, prev = chain(v), None
