@@ -73,9 +73,9 @@ nothing down); NVLS-tree's NVLink ports also relay what the network carries
 (``S k / NICs`` more).  Each network level of a chunk's way exposes one
 network step of the node (:meth:`Cluster.net_chunk_bytes`: NCCL's buffer
 step on two channels per NIC, 8 MiB on 8 NICs), on top of the NVLink slice.
-``hierarchical`` (ReduceScatter
-/ AllReduce over rails / AllGather) overlaps its phases the same way; it is
-not one of NCCL's algorithms and is modelled only on request.  *Which*
+``hierarchical`` (ReduceScatter / AllReduce over rails / AllGather) overlaps
+its phases the same way; it is not one of NCCL's algorithms and is modelled
+only on request.  *Which*
 algorithm runs is NCCL's choice, by its own estimate (``tuning.cc``:
 :func:`_nccl_estimate_s`) on InfiniBand and RoCE; clouds ship tuner
 plugins that pick what was measured fastest (EFA, TCPX/TCPXO: the model's
@@ -93,8 +93,9 @@ channels and chunks for mid-size messages), the thresholds inside a cloud's
 tuner plugin (mid-size messages on TCPXO), older software and network
 generations (2019 EFA waited about 35 us per network step; NCCL 2.8.3 on
 p4d reached 60 % of what 2.9.9 did), Volta's NVLink running faster than
-NCCL's 20 GB/s plan, PXN routing, rail-optimised vs fat-tree fabrics, congestion beyond the NIC
-rate, clock/power throttling, and CollNet/SHARP in the IB switches.  The
+NCCL's 20 GB/s plan, PXN routing, rail-optimised vs fat-tree fabrics,
+congestion beyond the NIC rate, clock/power throttling, and CollNet/SHARP in
+the IB switches.  The
 constants were fitted on two single-node 8-GPU machines (and the EFA
 latency on one 2-node run); the network terms come from NCCL, the port
 rates and the sources in ``hardware.NETWORK``.
@@ -605,9 +606,9 @@ def validation_rows(path=None, split: str | None = None) -> list[dict]:
     Each row is the CSV's dict plus ``n_bytes``, ``measured_busbw``,
     ``predicted_busbw`` (bytes/s), ``rel_error`` (predicted / measured - 1),
     ``algorithm`` and ``protocol``.  A ``launch_gpus=N`` in the ``cluster``
-    column is the run's nccl-tests ``-g`` (see :func:`predict_collective`).  ``split``: ``"heldout"`` (never used to
-    set a number) or ``"fit"`` (used to set one, named in its note); None for
-    both.
+    column is the run's nccl-tests ``-g`` (see :func:`predict_collective`).
+    ``split``: ``"heldout"`` (never used to set a number) or ``"fit"`` (used
+    to set one, named in its note); None for both.
     """
     import csv
     import os

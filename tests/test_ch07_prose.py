@@ -177,7 +177,8 @@ def test_software_generation_and_launch_claims(cells, heldout):
     rows, _ = heldout
     at_1g = {r["system"]: float(r["busbw_GBps"]) for r in rows
              if r["n_bytes"] == 2**30 and int(r["nodes"]) == 2 and "p4d" in r["system"]}
-    assert "reach only about 57 % of the busbw NCCL 2.9.9 reaches on the same instance type" in md
+    assert ("reach only about 57 % of the busbw NCCL 2.9.9 reaches on the same "
+            "instance type") in md
     ratio = (at_1g["AWS p4d.24xlarge x2 on EKS (aws-efa-eks)"]
              / at_1g["AWS p4d(n).24xlarge (8 A100, 4x 100G EFA)"])
     assert round(100 * ratio) == 57
