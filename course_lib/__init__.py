@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 
 # Sub-packages that need more than the model (widgets, explorers, labs, the
 # environment doctor) load on first use: ``cl.explorers.ch03_crossover``.
-_LAZY = ("widgets", "quiz", "explorers", "measure", "doctor", "predict", "sim",
+_LAZY = ("widgets", "quiz", "explorers", "measure", "doctor", "predict", "sim", "draw",
          "plots", "traffic", "scenarios", "content")
 
 

@@ -8,7 +8,10 @@ An explorer is three things and nothing more (the mesa pattern):
   models and returns the data the plot shows (no physics here: widgets only
   pass values to model functions);
 * ``plot(data, fig)`` -- a pure function that draws ``data`` on a matplotlib
-  figure; and optionally ``readout(data) -> str`` for a one-line summary.
+  figure; and optionally ``readout(data) -> str`` for a one-line summary and
+  ``diagram(data)`` -> a :class:`course_lib.draw.Diagram` (or SVG text): the
+  route, topology or collective step the data describe, drawn on the city map
+  beside the plot (pure drawing too: it only reads ``data``).
 
 Optional fast redraw: ``plot`` may return a dict of the artists it drew,
 and the explorer may be given ``replot(data, fig, artists)``, which updates
@@ -30,7 +33,10 @@ environment variable ``COURSE_STATIC=1`` is set (the static HTML edition),
 
 Control types: ``FloatSlider``, ``FloatLogSlider`` (``min``/``max`` are
 exponents of ``base``, as in ipywidgets), ``IntSlider``, ``Dropdown``,
-``ToggleButtons``, ``Checkbox``.
+``ToggleButtons``, ``Checkbox``.  An ``IntSlider`` declared with
+``"play": True`` gets a ▶ Play button beside it (an ``ipywidgets.Play`` linked
+to the slider in the browser, ``"play_interval"`` ms a step, default 700) that
+steps it from its minimum to its maximum: an animation's step control.
 
 Examples
 --------
@@ -59,6 +65,9 @@ __all__ = ["Explorer", "CONTROL_TYPES", "static_mode"]
 
 CONTROL_TYPES = ("FloatSlider", "FloatLogSlider", "IntSlider", "Dropdown",
                  "ToggleButtons", "Checkbox")
+#: Keys of a control's declaration that the Explorer reads itself (not passed
+#: to the ipywidgets constructor).
+_OWN_KEYS = ("type", "play", "play_interval")
 
 
 def static_mode() -> bool:
@@ -161,6 +170,9 @@ class Explorer:
         ``replot(data, fig, artists) -> bool | None``: update, in place, the
         artists that ``plot`` returned (a dict) for new data; return
         ``False`` to ask for a full redraw instead.
+    diagram : callable, optional
+        ``diagram(data) -> Diagram | str``: a drawing (SVG) shown beside the
+        plot and redrawn with it.
     """
 
     title: str
@@ -170,6 +182,7 @@ class Explorer:
     readout: Callable[[dict], str] | None = None
     figsize: tuple = (7.0, 3.6)
     replot: Callable | None = None
+    diagram: Callable | None = None
     _fig: object = field(default=None, init=False, repr=False)
     _artists: object = field(default=None, init=False, repr=False)
 
@@ -181,6 +194,8 @@ class Explorer:
                                  f"{CONTROL_TYPES}, got {kind!r}")
             if "value" not in spec:
                 raise ValueError(f"control {name!r} needs a default 'value'")
+            if spec.get("play") and kind != "IntSlider":
+                raise ValueError(f"control {name!r}: 'play' needs an IntSlider, got {kind}")
             self.check(name, spec["value"])
 
     # -- headless API ----------------------------------------------------
@@ -290,12 +305,27 @@ class Explorer:
         image.save(buf, format="png", compress_level=1)
         return data, buf.getvalue()
 
+    def svg(self, data: dict) -> str:
+        """The diagram for ``data`` as SVG text ("" when this explorer has none)."""
+        if self.diagram is None:
+            return ""
+        d = self.diagram(data)
+        return d if isinstance(d, str) else d.svg
+
+    def _diagram_html(self, data: dict) -> str:
+        if self.diagram is None:
+            return ""
+        d = self.diagram(data)
+        return d.html() if hasattr(d, "html") else f'<div class="ic-diagram">{d}</div>'
+
     def time_update(self, repeats: int = 20, **values) -> float:
-        """Median seconds for compute + redraw (PNG encoded), for benchmarks."""
+        """Median seconds for compute + redraw (PNG encoded, and the diagram
+        drawn when there is one), for benchmarks."""
         samples = []
         for _ in range(max(1, int(repeats))):
             t0 = time.perf_counter()
-            self.png(**values)
+            data, _png = self.png(**values)
+            self.svg(data)
             samples.append(time.perf_counter() - t0)
         samples.sort()
         return samples[len(samples) // 2]
@@ -304,7 +334,7 @@ class Explorer:
     def _widget(self, name, spec):
         import ipywidgets as w
 
-        kwargs = {k: v for k, v in spec.items() if k not in ("type",)}
+        kwargs = {k: v for k, v in spec.items() if k not in _OWN_KEYS}
         kwargs.setdefault("description", name)
         kwargs.setdefault("style", {"description_width": "initial"})
         if spec["type"] in ("FloatSlider", "FloatLogSlider", "IntSlider"):
@@ -322,6 +352,8 @@ class Explorer:
             display(HTML(f"<b>{self.title}</b> <i>(static view at the default "
                          f"settings; open the notebook to move the controls)</i>"))
             display(Image(data=png, format="png"))
+            if self.diagram is not None:
+                display(HTML(self._diagram_html(data)))
             if self.readout:
                 display(HTML(f"<div class='ic-readout'>{self.readout(data)}</div>"))
             return None
@@ -339,6 +371,8 @@ class Explorer:
         plot.add_class("ic-plot")
         text = w.HTML()
         text.add_class("ic-readout")
+        drawing = w.HTML()
+        drawing.add_class("ic-drawing")
 
         def redraw(_change=None):
             values = {name: c.value for name, c in controls.items()}
@@ -350,11 +384,29 @@ class Explorer:
                 return
             image.value = png
             text.value = message
+            if self.diagram is not None:
+                drawing.value = self._diagram_html(data)
 
         for c in controls.values():
             c.observe(redraw, names="value")
+        rows = []
+        for name, c in controls.items():
+            spec = self.controls[name]
+            if spec.get("play"):
+                play = w.Play(min=spec["min"], max=spec["max"], step=spec.get("step", 1),
+                              value=spec["value"], interval=spec.get("play_interval", 700),
+                              description="play")
+                play.add_class("ic-play")
+                w.jslink((play, "value"), (c, "value"))
+                rows.append(w.HBox([play, c]))
+            else:
+                rows.append(c)
         title = w.HTML(f"<b>{self.title}</b>")
-        box = w.VBox([title, *controls.values(), plot, text])
+        figure = plot
+        if self.diagram is not None:
+            figure = w.Box([plot, drawing], layout=w.Layout(flex_flow="row wrap",
+                                                            align_items="flex-start"))
+        box = w.VBox([title, *rows, figure, text])
         box.add_class("ic-explorer")
         redraw()
         display(box)
