@@ -445,7 +445,9 @@ def nccl_tests_runs(text: str) -> list[dict]:
         hosts = list(dict.fromkeys(h for _, h in r.ranks))
         n_ranks = len({rank for rank, _ in r.ranks}) if r.ranks else r.nranks_info
         if r.ranks and len(r.ranks) > len({rank for rank, _ in r.ranks}):
-            n_ranks = None   # every process printed "Rank 0": nccl-tests built without MPI
+            # every process printed "Rank 0": nccl-tests built without MPI, launched
+            # by mpirun; each process ran its own nThread x nGpus communicator
+            n_ranks = (r.n_threads * r.n_gpus) if r.n_gpus is not None else None
         out.append({
             "program": r.program, "program_line": r.program_line,
             "nccl_version": r.nccl_version, "nccl_tests_version": r.tests_version,
@@ -497,7 +499,10 @@ def read_nccl_tests(text: str, collective: str | None = None,
         None when nccl-tests printed ``N/A`` -- validation off with ``-c 0``
         -- or when the log is older than 2022 and its ``error`` column holds
         the largest deviation instead, kept in ``max_error``), ``n_ranks``
-        (the device lines of the header; None when absent),
+        (counted from the header's device lines, else from NCCL's ``nranks``
+        INFO lines, else None; when every process printed ``Rank 0`` --
+        nccl-tests built without MPI under mpirun, each process its own
+        communicator -- it is nThread x nGpus),
         ``n_gpus_per_process`` (``-g``), ``hosts`` (host names in rank order,
         may be empty), ``nccl_version`` (None when the log does not show it),
         ``program`` and ``source_line`` (1-based line of the row in ``text``).
@@ -577,6 +582,13 @@ def rows_by_collective(rows) -> dict:
         if not isinstance(row, dict) or "collective" not in row or "n_bytes" not in row:
             raise ValueError(f"rows[{i}] must be a dict from read_nccl_tests with 'collective' "
                              f"and 'n_bytes', got {row!r:.80}")
+        n_ranks, n_bytes = row.get("n_ranks"), row["n_bytes"]
+        if (not isinstance(row["collective"], str)
+                or isinstance(n_bytes, bool) or not isinstance(n_bytes, (int, float))
+                or not (n_ranks is None or (isinstance(n_ranks, int)
+                                            and not isinstance(n_ranks, bool)))):
+            raise ValueError(f"rows[{i}] needs a str 'collective', a number 'n_bytes' and an "
+                             f"int or None 'n_ranks', got {row!r:.80}")
         groups.setdefault((row["collective"], row.get("n_ranks")), []).append(row)
     return {k: sorted(v, key=lambda r: r["n_bytes"]) for k, v in groups.items()}
 
@@ -593,7 +605,9 @@ def busbw_factor(collective: str, n_ranks: int) -> float:
     if coll not in _FACTORS:
         raise ValueError(f"collective has no busbw factor in nccl-tests' PERFORMANCE.md: "
                          f"{collective!r}; known: {', '.join(sorted(_FACTORS))}")
-    if isinstance(n_ranks, bool) or not isinstance(n_ranks, int) or n_ranks < 1:
-        raise ValueError(f"n_ranks must be an int >= 1, got {n_ranks!r}")
+    if isinstance(n_ranks, bool) or not isinstance(n_ranks, int):
+        raise TypeError(f"n_ranks must be an int, got {n_ranks!r} ({type(n_ranks).__name__})")
+    if n_ranks < 1:
+        raise ValueError(f"n_ranks must be >= 1, got {n_ranks}")
     return _FACTORS[coll](n_ranks)
 

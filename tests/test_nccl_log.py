@@ -344,3 +344,109 @@ def test_fuzz_only_value_or_type_errors(text):
         assert str(exc)
     else:
         assert isinstance(rows, list)
+
+
+# --- layouts derived from the real fixtures ------------------------------------------
+# Each test below changes a real fixture the way a launcher, a web page or an
+# older nccl-tests would, and says which; no public copy of these was stored.
+
+def test_mpich_and_slurm_tags_anywhere_in_the_line():
+    """MPICH's -prepend-rank writes ``[0]`` before every piece a process
+    prints, so it appears inside rows too (``sum      -1[0]    366.5``, as in
+    the log quoted in NVIDIA/nccl issue #1453); Slurm's ``srun -l`` puts
+    ``0: `` before each line."""
+    text = text_of("a3mega_h100_2x8_mpi_allreduce.txt")
+    expected = cl.read_nccl_tests(text)
+    mpich = []
+    for line in text.splitlines():
+        toks = line.split()
+        if ROW.match(line):      # a tag where each of the row's three prints begins
+            line = ("[0] " + "  ".join(toks[:5]) + "[0]  " + "  ".join(toks[5:9])
+                    + "[0]  " + "  ".join(toks[9:]))
+        else:
+            line = "[0] " + line
+        mpich.append(line)
+    srun = ["0: " + line for line in text.splitlines()]
+    for variant in (mpich, srun):
+        rows = cl.read_nccl_tests("\n".join(variant))
+        assert [(r["n_bytes"], r["time_s"], r["busbw_bytes_per_s"], r["in_place_time_s"])
+                for r in rows] == [(r["n_bytes"], r["time_s"], r["busbw_bytes_per_s"],
+                                    r["in_place_time_s"]) for r in expected]
+        assert rows[0]["hosts"] == expected[0]["hosts"]
+
+
+def test_hashes_lost_when_pasted_into_markdown():
+    """Logs pasted into a GitHub issue outside a code block lose their leading
+    ``#`` (see NVIDIA/nccl-tests issue #249): the same rows come back."""
+    text = text_of("h100_4x8_mpi_allgather_v2.17.txt")
+    bare = "\n".join(l[1:] if l.startswith("#") else l for l in text.splitlines())
+    assert cl.read_nccl_tests(bare) == cl.read_nccl_tests(text)
+
+
+def test_processes_without_mpi_each_print_rank_0():
+    """nccl-tests built without MPI and started by mpirun: every process prints
+    its own header and ``Rank 0`` (NVIDIA/nccl-tests issue #107), and runs its
+    own communicator of nThread x nGpus GPUs."""
+    text = text_of("h100_g8_allreduce_v2.17.txt")
+    lines = text.splitlines()
+    devices = [l for l in lines if "Rank" in l and "device" in l]
+    other_host = [l.replace(" g138 ", " g205 ") for l in devices]
+    k = lines.index(devices[-1]) + 1
+    rows = cl.read_nccl_tests("\n".join(lines[:k] + other_host + lines[k:]))
+    gpus = int(re.search(r"nGpus (\d+)", text).group(1))
+    assert {r["n_ranks"] for r in rows} == {gpus}
+    assert rows[0]["hosts"] == ["g138", "g205"]
+
+
+def test_2017_layout_in_milliseconds():
+    """The first nccl-tests (2017, commit b188a15) printed ``bytes N type op``
+    and the time in **ms** (``PRINT("  %7.3f  %5.2f  %5.2f  %7.0le",
+    deltaSec * 1.0E3, ...)``) with no units line.  Rows here are printed with
+    those format strings from a real 2019 row of the DGX-2 fixture."""
+    real = cl.read_nccl_tests(text_of("dgx2_v100_g12_2019_five_collectives.txt"))
+    r = next(x for x in real if x["collective"] == "allreduce" and x["n_bytes"] == 2**30)
+    header = ("# %10s  %12s  %6s  %6s  %7s  %5s  %5s  %7s  %7s  %5s  %5s  %7s"
+              % ("bytes", "N", "type", "op", "time", "algbw", "busbw", "res",
+                 "time", "algbw", "busbw", "res"))
+    row = ("%12li  %12li  %6s  %6s" % (r["n_bytes"], r["n_bytes"] // 4, "float", "sum")
+           + "  %7.3f  %5.2f  %5.2f  %7.0le" % (r["time_s"] * 1e3, r["algbw_bytes_per_s"] / 1e9,
+                                               r["busbw_bytes_per_s"] / 1e9, 2e-7)
+           + "  %7.3f  %5.2f  %5.2f  \tN/A" % (r["in_place_time_s"] * 1e3,
+                                              r["in_place_algbw_bytes_per_s"] / 1e9,
+                                              r["in_place_busbw_bytes_per_s"] / 1e9))
+    log = "nThread 1 nGpus 12 minBytes 8 maxBytes 1073741824 step: 2(factor)\n" + header + "\n" + row
+    [got] = cl.read_nccl_tests(log, collective="allreduce")
+    assert got["time_s"] == pytest.approx(r["time_s"], rel=1e-4)
+    assert got["in_place_time_s"] == pytest.approx(r["in_place_time_s"], rel=1e-4)
+    assert got["max_error"] == pytest.approx(2e-7) and got["in_place_wrong"] is None
+
+
+def test_busbw_factor_is_performance_md():
+    for coll, f in PERF_MD_FACTOR.items():
+        for n in (1, 2, 8, 12, 32):
+            assert nccl_log.busbw_factor(coll, n) == pytest.approx(f(n))
+    with pytest.raises(ValueError, match="n_ranks"):
+        nccl_log.busbw_factor("allreduce", 0)
+    with pytest.raises(TypeError, match="n_ranks"):
+        nccl_log.busbw_factor("allreduce", 2.0)
+    with pytest.raises(ValueError, match="busbw factor"):
+        nccl_log.busbw_factor("gather", 4)
+
+
+ANY = st.one_of(st.none(), st.booleans(), st.integers(-3, 40), st.floats(allow_nan=True),
+                st.text(max_size=12), st.sampled_from(["allreduce", "all_gather_perf", "reduce"]),
+                st.lists(st.dictionaries(st.sampled_from(["collective", "n_bytes", "n_ranks"]),
+                                         st.one_of(st.integers(0, 9), st.text(max_size=3)),
+                                         max_size=3), max_size=3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ANY, ANY, ANY)
+def test_fuzz_helpers_only_value_or_type_errors(a, b, c):
+    for call in (lambda: nccl_log.collective_name(a), lambda: nccl_log.busbw_factor(a, b),
+                 lambda: cl.rows_by_collective(a),
+                 lambda: cl.read_nccl_tests(a, collective=b, keep_empty=c)):
+        try:
+            call()
+        except (ValueError, TypeError) as exc:
+            assert str(exc)
