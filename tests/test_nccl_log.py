@@ -450,3 +450,23 @@ def test_fuzz_helpers_only_value_or_type_errors(a, b, c):
             call()
         except (ValueError, TypeError) as exc:
             assert str(exc)
+
+
+def test_agrees_with_the_projects_own_transcriptions():
+    """Two of the fixtures are runs the project transcribed by hand into
+    course_lib/data/validation/nccl_tests_public.csv: the parser must give the
+    same size, rank count and out-of-place time for every transcribed row."""
+    import csv
+
+    path = pathlib.Path(cl.__file__).parent / "data" / "validation" / "nccl_tests_public.csv"
+    table = list(csv.DictReader(path.open()))
+    pairs = {"ztan-NCCL-test-result": ("a3mega_h100_2x8_mpi_allreduce.txt", "allreduce"),
+             "wohlbier/nccl-tests": ("dgx2_v100_g12_2019_five_collectives.txt", "allreduce")}
+    for key, (name, coll) in pairs.items():
+        want = [r for r in table if key in r["source"]]
+        assert len(want) > 20
+        got = {r["n_bytes"]: r for r in cl.read_nccl_tests(text_of(name)) if r["collective"] == coll}
+        for w in want:
+            r = got[int(w["bytes"])]
+            assert r["n_ranks"] == int(w["gpus"])
+            assert r["time_s"] * 1e6 == pytest.approx(float(w["time_us"]), rel=1e-9), w
