@@ -178,6 +178,7 @@ class _Run:
         self.nranks_info = None
         self.front = self.body = None
         self.has_timestamp = False
+        self.piece_ends = []         # columns where the size part and out-of-place part end
         self.time_exponent = _US_EXPONENT
         self.header_line = None
         self.rows = []
@@ -204,6 +205,17 @@ def _parse_header(tokens, lineno, raw):
         raise ValueError(f"line {lineno}: not an nccl-tests column header (need size, count, "
                          f"time, algbw, busbw): {raw.strip()!r}")
     return front, body, ts
+
+
+def _piece_ends(header_line, n_front, n_body):
+    """Columns at which a row's size part and its out-of-place part end: the
+    header right-aligns each label to its column's width, so the end of the
+    last size label and of the first ``#wrong``/``error`` label are there."""
+    ends = [m.end() for m in re.finditer(r"(?<!\S)(?!#\s)\S+", header_line)
+            if m.group() != "#"]
+    if len(ends) < n_front + n_body // 2:
+        return []
+    return [ends[n_front - 1], ends[n_front + n_body // 2 - 1]]
 
 
 def _split_body(tokens, run, lineno, raw):
@@ -338,9 +350,27 @@ def nccl_tests_runs(text: str) -> list[dict]:
             n = _NRANKS.search(line)
             if n:
                 run.nranks_info = max(run.nranks_info or 0, int(n.group(1)))
+            if run.body is None or run.closed:
+                continue
+            # nccl-tests prints a row in pieces (sizes, out-of-place, in-place);
+            # NCCL may print between them, glued to the piece before.  Cut at
+            # the piece's end column (from the header) when the message starts
+            # there: "-1" + "host:1:2 NCCL INFO" must not lose the root.
+            if pending is None:
+                cuts = [c for c in run.piece_ends[:1]]
+            else:
+                cuts = [c - run.piece_ends[0] for c in run.piece_ends[1:]]
             head = line[:m.start()]
-            if run.body is not None and _ROW_START.match(head) and pending is None:
+            for c in cuts:
+                if 0 < c < len(line) and _NCCL_DEBUG.match(line, c):
+                    head = line[:c]
+                    break
+            if pending is None and _ROW_START.match(head):
                 pending = (lineno, raw, head.split())
+            elif pending is not None and head.strip() and all(
+                    _NUMBER.match(t) for t in head.split()):
+                pending = (pending[0], pending[1] + " ... " + head.strip(),
+                           pending[2] + head.split())
             continue
         if pending is not None:
             toks = stripped.split()
@@ -401,6 +431,7 @@ def nccl_tests_runs(text: str) -> list[dict]:
             elif run.header_line is not None:
                 start_new_run(lineno)
             run.front, run.body, run.has_timestamp = _parse_header(toks, lineno, raw)
+            run.piece_ends = _piece_ends(line, len(run.front), len(run.body))
             if len(run.body) % 2:
                 raise ValueError(f"line {lineno}: nccl-tests header without matching "
                                  f"out-of-place and in-place columns: {raw.strip()!r}")

@@ -224,17 +224,27 @@ def test_mpi_tags_and_info_lines_are_removed():
 
 
 def test_info_line_inside_a_row_is_stitched():
-    """NCCL_DEBUG=INFO can print between a row's size columns and its timings
-    (the row is printed in pieces); the row is rebuilt and keeps its line."""
+    """nccl-tests prints a row in three pieces (sizes, out-of-place, in-place)
+    and NCCL_DEBUG=INFO output can come between them, glued to the piece
+    before (the same stdout buffer): the row is rebuilt, loses no column
+    (the root "-1" directly before a host name) and keeps its line number.
+    Built from the real a3mega fixture by cutting its first row after the
+    5th and the 9th column."""
     text = text_of("a3mega_h100_2x8_mpi_allreduce.txt")
+    expected = cl.read_nccl_tests(text)
     lines = text.splitlines()
     i = next(k for k, l in enumerate(lines) if ROW.match(l))
-    toks = lines[i].split()
-    info = "ztan-mig-235z:6899:6899 [0] NCCL INFO Launch mode Parallel"
-    lines[i:i + 1] = ["  ".join(toks[:5]) + info, info, "  ".join(toks[5:])]
+    row = lines[i]
+    cut5 = re.match(r"(\s*\S+){5}", row).end()
+    cut9 = re.match(r"(\s*\S+){9}", row).end()
+    info = "ztan-mig-235z:6899:6899 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC"
+    lines[i:i + 1] = [row[:cut5] + info, info,
+                      row[cut5:cut9] + info, "[1,3]<stdout>:" + info, row[cut9:]]
     rows = cl.read_nccl_tests("\n".join(lines))
     assert rows[0]["source_line"] == i + 1
-    assert rows[0]["time_s"] == pytest.approx(float(toks[5]) * 1e-6)
+    assert rows[0]["root"] == int(row.split()[4]) == -1
+    first = {k: v for k, v in rows[0].items() if k != "source_line"}
+    assert first == {k: v for k, v in expected[0].items() if k != "source_line"}
     assert len(rows) == len(raw_rows(text))
 
 
