@@ -91,7 +91,7 @@ _VALIDATION = re.compile(r"validation:\s*(\d+)")
 _RANK = re.compile(r"^#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+"
                    r"device\s+\d+")
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
-_NRANKS = re.compile(r"\bnranks (\d+)\b")
+_NRANKS = re.compile(r"\bnranks (\d+)\b", re.IGNORECASE)
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)")
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)")
 _ROW_START = re.compile(r"^\s*\d+\s+\d+(?:\s|$)")
@@ -105,8 +105,8 @@ _BODY = {"time": "time", "cputime": "time", "algbw": "algbw", "busbw": "busbw",
          "#wrong": "wrong", "error": "error", "res": "error",
          "i_min": "skip", "i_max": "skip", "i_p99": "skip", "i_cv%": "skip"}
 
-#: bus-bandwidth factor of each collective on n ranks (nccl-tests
-#: ``doc/PERFORMANCE.md``), used only to describe rows, never to change them.
+# bus-bandwidth factor of each collective on n ranks (nccl-tests
+# ``doc/PERFORMANCE.md``) for busbw_factor; the rows keep nccl-tests' own numbers.
 _FACTORS = {
     "allreduce": lambda n: 2 * (n - 1) / n,
     "allgather": lambda n: (n - 1) / n, "reducescatter": lambda n: (n - 1) / n,
