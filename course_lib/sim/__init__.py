@@ -278,7 +278,7 @@ def simulate_collective(collective: str, n_bytes: float, cluster,
     _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu)
     sched = b.build()
     tr = run(sched, net, engine)
-    t = float(tr.rows["end_s"].max())
+    t = tr.last_end_s
     algbw = s / t
     return SimResult(coll, algo, s, n, t, algbw, algbw * busbw_factor(coll, n),
                      tr, net, sched, len(sched))
