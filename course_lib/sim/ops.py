@@ -278,7 +278,7 @@ class Trace:
 
     def op_links(self, i: int) -> list[int]:
         """All directed links op ``i`` crossed (empty for a compute)."""
-        if self._rows is None:
+        if self._steps is not None:
             return self._steps.op_links(i)
         if self.rows["kind"][i] != SEND:
             return []
