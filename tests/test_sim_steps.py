@@ -19,8 +19,8 @@ MIB = 2**20
 
 
 def _calibrated_ring(nodes=2, chunks=3, channels=2, size=8 * MIB):
-    return cl.simulate_collective("allreduce", size, cl.cluster("H100", nodes=nodes, nic="NDR"),
-                                  chunks=chunks, channels=channels)
+    c = cl.cluster("H100", nodes=nodes, nic="NDR")
+    return cl.simulate_collective("allreduce", size, c, chunks=chunks, channels=channels)
 
 
 def test_ring_is_kept_in_step_form():

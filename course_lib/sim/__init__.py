@@ -372,8 +372,9 @@ def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
     n = len(ranks)
     if algo == "ring":
         if coll in ("allreduce", "allgather", "reducescatter"):
-            schedules.ring(b, net, schedules.channel_orders(net, ranks, channels),
-                           coll, s, chunks, ov)
+            # schedules.ring's sends, in step form, without an array of their ids
+            orders = schedules.channel_orders(net, ranks, channels)
+            b.add_steps(schedules.ring_steps(net, orders, coll, s, chunks, ov))
         elif coll == "broadcast":
             schedules.chain(b, net, ranks, s, chunks, ov)
         else:  # reduce: the chain runs towards rank 0

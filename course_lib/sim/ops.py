@@ -120,7 +120,8 @@ def step_columns(steps, first_id: int, first_batch: int, job: int) -> dict:
     return dict(kind=np.full(n, SEND, dtype=np.int8),
                 src=cat(lambda st: st.src, np.int64), dst=cat(lambda st: st.dst, np.int64),
                 n_bytes=cat(lambda st: st.n_bytes, float), duration_s=np.zeros(n),
-                queue=cat(lambda st: st.queue, np.int64), deps=np.concatenate(deps)[:, None],
+                queue=cat(lambda st: st.queue, np.int64),
+                deps=np.concatenate(deps)[:, None],
                 extra_s=cat(lambda st: st.extra_s, float),
                 batch=np.repeat(first_batch + np.arange(len(steps)), sizes),
                 job=np.full(n, job, dtype=np.int32),
@@ -190,16 +191,18 @@ class ScheduleBuilder:
         return self._add(COMPUTE, node, node, 0.0, duration_s, queue, deps, extra_s,
                          batch, job, tag)
 
-    def add_steps(self, steps, job=0):
+    def add_steps(self, steps, job=0) -> range:
         """Sends given as batches (:class:`~course_lib.sim.steps.Step`, each a
         batch of its own; ``Step.back`` counts steps of this call), kept in
         step form: built alone, the schedule holds the steps and no per-op
-        arrays (:meth:`Schedule.from_steps`)."""
+        arrays (:meth:`Schedule.from_steps`).  Returns the new op ids as a
+        ``range`` (``np.asarray`` makes it an array), so that a schedule of
+        millions of sends does not hold an id per send unless asked."""
         steps = list(steps)
         if not steps:
             raise ValueError("steps is empty: add at least one Step")
         m = sum(len(st.src) for st in steps)
-        ids = np.arange(self.n_ops, self.n_ops + m, dtype=np.int64)
+        ids = range(self.n_ops, self.n_ops + m)
         self._parts.append(dict(steps=steps, first_id=self.n_ops,
                                 first_batch=self._batch + 1, job=int(job)))
         self._batch += len(steps)

@@ -284,7 +284,7 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
                               queue_base=queue_base, start=start_deps is None))
     shape = (steps, chunks, R, n)
     if start_deps is None:
-        return b.add_steps(batches, job=job).reshape(shape)
+        return np.asarray(b.add_steps(batches, job=job), dtype=np.int64).reshape(shape)
     # the first pieces also wait for start_deps (op ids outside these steps)
     cols = step_columns(batches, b.n_ops, b._batch + 1, job)
     sd = np.full(shape, -1, dtype=np.int64)

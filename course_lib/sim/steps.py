@@ -155,11 +155,11 @@ class _ShiftGather:
         self.exc_none = ~valid[self.exc]
         self.m = m
 
-    def __call__(self, prev: np.ndarray, extra_s) -> np.ndarray:
+    def __call__(self, prev: np.ndarray, extra_s, out=None) -> np.ndarray:
         """``prev[dep] + extra_s`` (``extra_s`` an array of ``m`` or a number),
-        in a new array."""
+        written to ``out`` (a new array if None)."""
         extra = np.broadcast_to(extra_s, (self.m,))
-        ready = np.empty(self.m)
+        ready = np.empty(self.m) if out is None else out
         lo, hi, c = self.lo, self.hi, self.c
         if hi > lo:
             np.add(prev[lo + c:hi + c], extra[lo:hi], out=ready[lo:hi])
@@ -189,6 +189,14 @@ def _play(steps, network, window: int, start_out=None):
     src = dst = dep = nb = q = None
     gather = rate = arrive_lat = dur = t1 = None
     patterns, pattern_of_step = [], []
+    spare: list = []  # arrays of finished steps, reused (no fresh memory per step)
+
+    def take(m):
+        while spare:
+            a = spare.pop()
+            if len(a) == m:
+                return a
+        return np.empty(m)
     for st in steps:
         if st.src is not src or st.dst is not dst:  # new sends: routes and shares
             src, dst = st.src, st.dst
@@ -209,8 +217,10 @@ def _play(steps, network, window: int, start_out=None):
             q_free = queue_free[q]
         else:
             q_free = t1
+        t = take(m)
         if st.dep is None:
-            t0 = np.zeros(m) + st.extra_s
+            t.fill(0.0)
+            t += st.extra_s
         else:
             if not 1 <= st.back <= len(ends):
                 raise ValueError(f"Step.back={st.back} reaches outside the last "
@@ -222,16 +232,18 @@ def _play(steps, network, window: int, start_out=None):
             if gather.reach > len(ends[-st.back]):
                 raise ValueError(f"Step.dep points at send {gather.reach - 1} of a step "
                                  f"of {len(ends[-st.back])} sends")
-            t0 = gather(ends[-st.back], st.extra_s)  # arrival of the deps + extra
-        if start_out is not None:
-            t0 = np.maximum(t0, q_free, out=start_out[n_ops:n_ops + m])
-        else:
-            np.maximum(t0, q_free, out=t0)
+            gather(ends[-st.back], st.extra_s, out=t)  # arrival of the deps + extra
+        # t0: when the deps have arrived (+ extra) and the queue is free
+        t0 = t if start_out is None else start_out[n_ops:n_ops + m]
+        np.maximum(t, q_free, out=t0)
+        if t1 is not None:
+            spare.append(t1)  # the last step's send ends: read or handed back, now free
         if nb is None or st.n_bytes is not nb:
             nb = st.n_bytes
             dur = nb / rate
-        t1 = t0 + dur
-        end = t1 + arrive_lat
+        t1 = np.add(t0, dur, out=t)  # the last byte left
+        end = ends[0] if len(ends) == ends.maxlen and len(ends[0]) == m else take(m)
+        np.add(t1, arrive_lat, out=end)  # delivered
         ends.append(end)
         t_last = max(t_last, float(end.max()))
         n_ops += m
