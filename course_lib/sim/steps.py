@@ -188,6 +188,7 @@ def _play(steps, network, window: int, start_out=None):
     t_last, n_ops = -np.inf, 0
     src = dst = dep = nb = q = None
     gather = rate = arrive_lat = dur = t1 = None
+    dur_negative = False
     patterns, pattern_of_step = [], []
     spare: list = []  # arrays of finished steps, reused (no fresh memory per step)
 
@@ -197,7 +198,15 @@ def _play(steps, network, window: int, start_out=None):
             if len(a) == m:
                 return a
         return np.empty(m)
+    end = None  # the last step's delivery times, whose max is not taken yet
     for st in steps:
+        # a step with the routes and the queues of the last one, none of its
+        # sends negative, delivers each send no earlier than the last step did
+        # (t0 >= the queue's last send end): its ends' max is taken once such
+        # a run of steps ends
+        same = st.src is src and st.dst is dst and st.queue is q and not dur_negative
+        if end is not None and not same:
+            t_last = max(t_last, float(end.max()))
         if st.src is not src or st.dst is not dst:  # new sends: routes and shares
             src, dst = st.src, st.dst
             pair, table, lat, _ = network.pair_table(src, dst)
@@ -241,12 +250,14 @@ def _play(steps, network, window: int, start_out=None):
         if nb is None or st.n_bytes is not nb:
             nb = st.n_bytes
             dur = nb / rate
+            dur_negative = bool((dur < 0).any())
         t1 = np.add(t0, dur, out=t)  # the last byte left
         end = ends[0] if len(ends) == ends.maxlen and len(ends[0]) == m else take(m)
         np.add(t1, arrive_lat, out=end)  # delivered
         ends.append(end)
-        t_last = max(t_last, float(end.max()))
         n_ops += m
+    if end is not None:
+        t_last = max(t_last, float(end.max()))
     if n_ops == 0:
         raise ValueError("steps is empty")
     return t_last, n_ops, np.array(pattern_of_step, dtype=np.int64), patterns
