@@ -183,3 +183,24 @@ def test_columns_of_a_step_schedule():
     assert s.tag.tolist() == [0] * 6 + [1] * 6
     # piece j of step 1 waits for piece j of step 0 from the previous position
     assert s.deps[6:, 0].tolist() == [2, 0, 1, 5, 3, 4]
+
+
+@pytest.mark.parametrize("topo", [cl.ring_topology(20, gpu="H100"),
+                                  cl.two_level_topology(2, 4, gpu="A100", nic="HDR")])
+def test_pair_table_agrees_with_route_queries(topo):
+    """Latency and bandwidth of every pair, computed for all pairs at once,
+    are route_latency_s and route_bw to the last bit (ideal and calibrated
+    roads, routes shorter and longer than 8 links)."""
+    nets = [Network(topo)]
+    if "nodes" in topo.graph:
+        nets.append(Network.from_cluster(cl.cluster("A100", nodes=2, nic="HDR",
+                                                    gpus_per_node=4)))
+    for net in nets:
+        g = net.gpus
+        src = np.array([net.index[a] for a in g for b in g if a != b])
+        dst = np.array([net.index[b] for a in g for b in g if a != b])
+        pair, links, lat, bw = net.pair_table(src, dst)
+        for i in range(len(src)):
+            a, b = net.nodes[src[i]], net.nodes[dst[i]]
+            assert lat[pair[i]] == net.route_latency_s(a, b)
+            assert bw[pair[i]] == net.route_bw(a, b)

@@ -198,15 +198,25 @@ class Network:
                   for k in uniq.tolist()]  # a node to itself (a compute op): no links
         width = max((len(r) for r in routes), default=1)
         links = np.full((len(routes), width), -1, dtype=np.int64)
-        lat = np.empty(len(routes))
-        bw = np.empty(len(routes))
-        for i, (k, r) in enumerate(zip(uniq.tolist(), routes)):
-            if not r:
-                lat[i], bw[i] = 0.0, np.inf
-                continue
+        for i, r in enumerate(routes):
             links[i, :len(r)] = r
-            lat[i] = self.route_latency_s(self.nodes[k // n], self.nodes[k % n])
-            bw[i] = self.link_bw[list(r)].min()
+        # route_latency_s and route_bw of every pair at once (none: 0 s, no limit)
+        on = links >= 0
+        hop = np.maximum(links, 0)
+        bw = np.where(on, self.link_bw[hop], np.inf).min(axis=1)
+        if self.hop_latency_s is None and width < 8:
+            # numpy sums fewer than 8 numbers one after another, as route_latency_s
+            lat = np.where(on, self.link_lat[hop], 0.0).sum(axis=1)
+        elif self.hop_latency_s is None:  # long routes: summed pair by pair, the same way
+            lat = np.array([float(self.link_lat[list(r)].sum()) if r else 0.0
+                            for r in routes])
+        else:
+            is_net = np.array([k == "network" for k in self.link_kind], dtype=bool)
+            local = "pcie" if self.cluster is not None and self.cluster.fabric == "pcie" \
+                else "nvlink"
+            lat = np.where((on & is_net[hop]).any(axis=1), self.hop_latency_s["net"],
+                           self.hop_latency_s[local])
+            lat[~on.any(axis=1)] = 0.0
         return pair, links, lat, bw
 
 

@@ -198,15 +198,9 @@ def _play(steps, network, window: int, start_out=None):
             if len(a) == m:
                 return a
         return np.empty(m)
-    end = None  # the last step's delivery times, whose max is not taken yet
+    end = None  # the last step's delivery times (their max not taken yet)
     for st in steps:
-        # a step with the routes and the queues of the last one, none of its
-        # sends negative, delivers each send no earlier than the last step did
-        # (t0 >= the queue's last send end): its ends' max is taken once such
-        # a run of steps ends
-        same = st.src is src and st.dst is dst and st.queue is q and not dur_negative
-        if end is not None and not same:
-            t_last = max(t_last, float(end.max()))
+        same = st.src is src and st.dst is dst and st.queue is q
         if st.src is not src or st.dst is not dst:  # new sends: routes and shares
             src, dst = st.src, st.dst
             pair, table, lat, _ = network.pair_table(src, dst)
@@ -251,6 +245,12 @@ def _play(steps, network, window: int, start_out=None):
             nb = st.n_bytes
             dur = nb / rate
             dur_negative = bool((dur < 0).any())
+        if end is not None and (not same or dur_negative):
+            t_last = max(t_last, float(end.max()))
+        # else: on the routes and queues of the last step, a send starts no
+        # earlier than its queue's last send left (t0 >= the last t1, position
+        # by position) and lasts dur >= 0 on the same route latency, so it is
+        # delivered no earlier: a run of such steps has its max in its last step
         t1 = np.add(t0, dur, out=t)  # the last byte left
         end = ends[0] if len(ends) == ends.maxlen and len(ends[0]) == m else take(m)
         np.add(t1, arrive_lat, out=end)  # delivered
