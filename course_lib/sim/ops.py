@@ -131,7 +131,8 @@ def step_columns(steps, first_id: int, first_batch: int, job: int) -> dict:
 class ScheduleBuilder:
     """Collect ops (vectorised appends) and freeze them into a :class:`Schedule`.
 
-    Every ``add_*`` returns the new op ids (a numpy array) for use as deps.
+    Every ``add_*`` returns the new op ids for use as deps (a numpy array;
+    :meth:`add_steps` a ``range``).
 
     >>> b = ScheduleBuilder()
     >>> first = b.add_sends([0], [1], [1e6], queue=[0])

@@ -12,11 +12,20 @@ With no contention -- one send per link per step, the usual case for rings --
 it gives the same times as the event engine (:mod:`course_lib.sim.events`).
 
 * :func:`run_batched` plays a whole :class:`~course_lib.sim.ops.Schedule`
-  and returns its :class:`~course_lib.sim.ops.Trace`.
+  and returns its :class:`~course_lib.sim.ops.Trace`.  A schedule in step
+  form (a ring: :meth:`~course_lib.sim.ops.ScheduleBuilder.add_steps`) is
+  played by the step engine below, which keeps each send's start time and
+  nothing else per send; the trace's rows are assembled from them when read.
 * :func:`run_steps` is the same arithmetic without the schedule and the
   trace: it takes the batches one at a time from a generator (a
   :class:`Step` each, sends only) and keeps only the end times the next
   batches wait for, so memory grows with the ranks, not with the transfers.
+
+The step engine does per step only what the step's numbers need: a ring
+repeats the same ``src``/``dst``/``queue``/``dep`` arrays at every step, so
+routes, shares, ``n_bytes / rate`` and the dependency gather (a shift: each
+send waits for its neighbour's) are worked out once, and a step costs four
+passes over its sends.
 
 Chapter 7 (collectives).
 """
