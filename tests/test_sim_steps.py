@@ -204,3 +204,12 @@ def test_pair_table_agrees_with_route_queries(topo):
             a, b = net.nodes[src[i]], net.nodes[dst[i]]
             assert lat[pair[i]] == net.route_latency_s(a, b)
             assert bw[pair[i]] == net.route_bw(a, b)
+
+
+def test_step_columns_refuse_deps_outside_the_earlier_step():
+    src, dst = np.arange(4), np.roll(np.arange(4), -1)
+    q, z = np.arange(4), np.zeros(4)
+    bad = Schedule.from_steps([Step(src[:2], dst[:2], 1e6, q[:2], z[:2]),
+                               Step(src, dst, 1e6, q, z, np.array([0, 1, 2, -1]))])
+    with pytest.raises(ValueError, match="step 1: Step.dep must hold 4 positions below 2"):
+        bad.columns()

@@ -41,7 +41,7 @@ class Schedule:
     the same arrays (a ring's R x n sends, step after step).  Then
     :attr:`steps` is that list and the columns are built from it only when
     one is read (the batched engine plays the steps themselves), so a
-    million-transfer ring costs its R x n arrays, not 100 bytes a transfer.
+    million-transfer ring costs its R x n arrays, not ~80 bytes a transfer.
 
     >>> import numpy as np
     >>> from course_lib.sim.steps import Step
@@ -61,7 +61,7 @@ class Schedule:
         self._n = len(kind)
         self.batched = batched
         self.steps = None  # the step form, when built from steps
-        self.job_id = 0
+        self._job = 0
 
     @classmethod
     def from_steps(cls, steps, job: int = 0) -> "Schedule":
@@ -73,7 +73,7 @@ class Schedule:
         self = cls.__new__(cls)
         self._cols = None
         self.steps = steps
-        self.job_id = int(job)
+        self._job = int(job)
         self._n = sum(len(st.src) for st in steps)
         self.batched = True
         return self
@@ -81,7 +81,7 @@ class Schedule:
     def columns(self) -> dict:
         """The per-op columns (built from the steps on first call)."""
         if self._cols is None:
-            self._cols = step_columns(self.steps, 0, 0, self.job_id)
+            self._cols = step_columns(self.steps, 0, 0, self._job)
         return self._cols
 
     def __len__(self):
@@ -111,6 +111,9 @@ def step_columns(steps, first_id: int, first_batch: int, job: int) -> dict:
                 raise ValueError(f"step {k}: Step.back={st.back} reaches before the "
                                  f"first step")
             d = np.asarray(st.dep, dtype=np.int64)
+            if len(d) != sizes[k] or (len(d) and d.max() >= sizes[k - st.back]):
+                raise ValueError(f"step {k}: Step.dep must hold {sizes[k]} positions "
+                                 f"below {sizes[k - st.back]} (or -1)")
             deps.append(np.where(d >= 0, base[k - st.back] + d, -1))
     n = int(sizes.sum())
 
@@ -361,7 +364,7 @@ class _StepTimes:
                                       lambda k, f=name: getattr(steps[k], f),
                                       rows.dtype[name])
         rows["kind"] = SEND
-        rows["job"] = self.s.job_id
+        rows["job"] = self.s._job
         return rows
 
     def _column(self, key, value, dtype) -> np.ndarray:
