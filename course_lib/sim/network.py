@@ -221,9 +221,9 @@ class Network:
 
 
 #: Largest (distinct sources x distinct destinations) grid that
-#: :func:`_unique_pairs` marks in a table (one byte and one index per cell);
-#: above it, it sorts.
-PAIR_GRID_CELLS = 1 << 24
+#: :func:`_unique_pairs` marks in a table (one byte and one 8-byte index per
+#: cell: 36 MB at most); above it, it sorts.
+PAIR_GRID_CELLS = 1 << 22
 
 
 def _unique_pairs(src: np.ndarray, dst: np.ndarray, n: int):
