@@ -1,8 +1,9 @@
 """The simulator's core in one page: what it plays, its two engines, and :func:`run`.
 
 * :mod:`course_lib.sim.ops` -- a :class:`Schedule` of ops (sends and
-  computes, with deps and queues), built by :class:`ScheduleBuilder`, and the
-  :class:`Trace` an engine returns (one row per op).
+  computes, with deps and queues), built by :class:`ScheduleBuilder` (or
+  held in step form: batches of :class:`Step` that repeat the same arrays,
+  as a ring's do), and the :class:`Trace` an engine returns (one row per op).
 * :mod:`course_lib.sim.events` -- the reference engine: :class:`Engine`, a
   heap of timed events in the spirit of SimPy's ``core.py``, and
   :func:`run_events`, which plays any schedule with max-min fair sharing of

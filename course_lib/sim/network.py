@@ -69,7 +69,7 @@ class Network:
         self.nodes = list(topo.nodes)
         self.index = {v: i for i, v in enumerate(self.nodes)}
         self.gpus = sorted(v for v, k in topo.nodes(data="kind") if k == "gpu")
-        src, dst, bw, lat, kind, names = [], [], [], [], [], []
+        src, dst, bw, lat, kind, names, count = [], [], [], [], [], [], []
         self.link_of: dict[tuple, int] = {}
         for u, v, d in topo.edges(data=True):
             for a, b in ((u, v), (v, u)):
@@ -80,6 +80,8 @@ class Network:
                 lat.append(float(d.get("latency_s", 0.0)))
                 kind.append(d.get("kind", "nvlink"))
                 names.append(f"{a}->{b}")
+                count.append(d.get("links", 1))
+        self.link_count = count  # NVLinks per edge (1 where the edge does not say)
         self.link_src = np.array(src, dtype=np.int64)
         self.link_dst = np.array(dst, dtype=np.int64)
         self.link_bw = np.array(bw, dtype=float)
@@ -110,20 +112,26 @@ class Network:
         net = cls(cluster.topology())
         simple = calibration("simple_efficiency")
         nvlink_eff = calibration("nvls_efficiency") if nvls else simple
-        for i, kind in enumerate(net.link_kind):
+        tree_eff = nccl_tuning("tree_efficiency") if tree else 1.0
+        rates: dict = {}  # (kind, NVLink count) -> rate: each worked out once
+
+        def rate(kind, links):
             if kind == "nvlink":
-                a, b = net.nodes[net.link_src[i]], net.nodes[net.link_dst[i]]
-                links = net.topo.edges[a, b].get("links", 1)
-                net.link_bw[i] = cluster.nvlink_bytes_per_s(links) * nvlink_eff
+                bw = cluster.nvlink_bytes_per_s(links) * nvlink_eff
             elif kind == "pcie" and cluster.fabric == "pcie":
-                net.link_bw[i] = cluster.pcie_planning_bytes_per_s() * simple
+                bw = cluster.pcie_planning_bytes_per_s() * simple
             elif kind == "pcie":
-                net.link_bw[i] = cluster.pcie_dma_bytes_per_s()
+                bw = cluster.pcie_dma_bytes_per_s()
             else:  # a NIC's port: what predict_collective's Simple ring gets from it
-                net.link_bw[i] = cluster.nic_bw_bytes_per_s() * simple
+                bw = cluster.nic_bw_bytes_per_s() * simple
             gpu_link = kind != "pcie" or cluster.fabric == "pcie"  # not a GPU-NIC hop
-            if tree and gpu_link:
-                net.link_bw[i] *= nccl_tuning("tree_efficiency")
+            return bw * tree_eff if tree and gpu_link else bw
+        for i, kind in enumerate(net.link_kind):
+            links = net.link_count[i] if kind == "nvlink" else 1
+            key = (kind, links)
+            if key not in rates:
+                rates[key] = rate(kind, links)
+            net.link_bw[i] = rates[key]
         net.hop_latency_s = {k: nccl_tuning(f"ring_simple_hop_{k}")
                              for k in ("nvlink", "pcie", "net")}
         # a network step of a TCP-based transport waits longer (hardware.NETWORK)
@@ -183,19 +191,63 @@ class Network:
         into :attr:`nodes`).
         """
         n = len(self.nodes)
-        key = src.astype(np.int64) * n + dst.astype(np.int64)
-        uniq, pair = np.unique(key, return_inverse=True)
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        uniq, pair = _unique_pairs(src, dst, n)
         routes = [() if k // n == k % n else self.route(self.nodes[k // n], self.nodes[k % n])
-                  for k in uniq]  # a node to itself (a compute op): no links
+                  for k in uniq.tolist()]  # a node to itself (a compute op): no links
         width = max((len(r) for r in routes), default=1)
         links = np.full((len(routes), width), -1, dtype=np.int64)
-        lat = np.empty(len(routes))
-        bw = np.empty(len(routes))
-        for i, (k, r) in enumerate(zip(uniq, routes)):
-            if not r:
-                lat[i], bw[i] = 0.0, np.inf
-                continue
+        for i, r in enumerate(routes):
             links[i, :len(r)] = r
-            lat[i] = self.route_latency_s(self.nodes[k // n], self.nodes[k % n])
-            bw[i] = self.link_bw[list(r)].min()
+        # route_latency_s and route_bw of every pair at once (none: 0 s, no limit)
+        on = links >= 0
+        hop = np.maximum(links, 0)
+        bw = np.where(on, self.link_bw[hop], np.inf).min(axis=1)
+        if self.hop_latency_s is None and width < 8:
+            # numpy sums fewer than 8 numbers one after another, as route_latency_s
+            lat = np.where(on, self.link_lat[hop], 0.0).sum(axis=1)
+        elif self.hop_latency_s is None:  # long routes: summed pair by pair, the same way
+            lat = np.array([float(self.link_lat[list(r)].sum()) if r else 0.0
+                            for r in routes])
+        else:
+            is_net = np.array([k == "network" for k in self.link_kind], dtype=bool)
+            local = "pcie" if self.cluster is not None and self.cluster.fabric == "pcie" \
+                else "nvlink"
+            lat = np.where((on & is_net[hop]).any(axis=1), self.hop_latency_s["net"],
+                           self.hop_latency_s[local])
+            lat[~on.any(axis=1)] = 0.0
         return pair, links, lat, bw
+
+
+#: Largest (distinct sources x distinct destinations) grid that
+#: :func:`_unique_pairs` marks in a table (one byte and one 8-byte index per
+#: cell: 36 MB at most); above it, it sorts.
+PAIR_GRID_CELLS = 1 << 22
+
+
+def _unique_pairs(src: np.ndarray, dst: np.ndarray, n: int):
+    """``np.unique(src * n + dst, return_inverse=True)`` without sorting the
+    transfers: schedules repeat a few thousand pairs over millions of
+    transfers, so the pairs are marked in a table over the nodes that send
+    and the nodes that receive (linear in the transfers), and only the
+    table's cells are ordered.  Falls back to sorting when that table would
+    be larger than ``PAIR_GRID_CELLS``."""
+    if len(src) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    s_nodes = np.flatnonzero(np.bincount(src, minlength=n))
+    d_nodes = np.flatnonzero(np.bincount(dst, minlength=n))
+    ns, nd = len(s_nodes), len(d_nodes)
+    if ns * nd > PAIR_GRID_CELLS:
+        return np.unique(src * n + dst, return_inverse=True)
+    s_pos = np.zeros(n, dtype=np.int64)
+    s_pos[s_nodes] = np.arange(ns)
+    d_pos = np.zeros(n, dtype=np.int64)
+    d_pos[d_nodes] = np.arange(nd)
+    cell = s_pos[src] * nd + d_pos[dst]  # ordered as src * n + dst is
+    seen = np.zeros(ns * nd, dtype=bool)
+    seen[cell] = True
+    cells = np.flatnonzero(seen)
+    index = np.zeros(ns * nd, dtype=np.int64)
+    index[cells] = np.arange(len(cells))
+    return s_nodes[cells // nd] * n + d_nodes[cells % nd], index[cell]

@@ -48,6 +48,7 @@ import numpy as np
 
 from ..topology import double_binary_tree
 from ..units import check_int
+from .ops import step_columns
 from .steps import Step, equal_shares
 
 __all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "nccl_tree",
@@ -269,80 +270,71 @@ def ring(b, net, orders, collective, n_bytes, chunks=1, overheads=None,
     in ``chunks`` pieces.  ``start_deps`` (R x n op ids or -1) delays each
     rank's first send.  Returns op ids shaped (steps, chunks, R, n).
 
+    The sends are :func:`ring_steps`'s; without ``start_deps`` they are
+    added in step form (:meth:`~course_lib.sim.ops.ScheduleBuilder.add_steps`:
+    the R x n arrays once, not per transfer).
+
     Notes
     -----
     Without contention and with one chunk this is exactly
     ``steps x (alpha + S/(n B))``, the alpha-beta ring formula.
     """
-    orders, R, n, steps, piece = _ring_shape(orders, collective, n_bytes, chunks)
-    src, dst = orders, np.roll(orders, -1, axis=1)
-    per_batch = R * n
-    ids = b.n_ops + np.arange(steps * chunks * per_batch).reshape(steps, chunks, R, n)
-    queue = queue_base + np.arange(R)[:, None] * len(net.nodes) + src
-    S = np.repeat(np.arange(steps), chunks * per_batch)
-    J = np.tile(np.repeat(np.arange(chunks), per_batch), steps)
-    reps = steps * chunks
-    src_all, dst_all = np.tile(src.ravel(), reps), np.tile(dst.ravel(), reps)
-    q_all = np.tile(queue.ravel(), reps)
-    # piece j of step s at position i waits for piece j of step s-1 sent by i-1
-    dep = np.full(ids.shape, -1, dtype=np.int64)
-    dep[1:] = np.roll(ids, 1, axis=3)[:-1]
-    if overheads is not None and chunks > 1:
-        # calibrated (NCCL-like): a step starts when the previous step's last
-        # piece has arrived, so the per-step costs (hop latency, exposed slice)
-        # are paid once per step, as predict_collective charges them
-        dep[1:, 0] = np.roll(ids, 1, axis=3)[:-1, -1]
-    dep = dep.reshape(-1, 1)
-    if start_deps is not None:
-        sd = np.full(ids.shape, -1, dtype=np.int64)
-        sd[0] = np.broadcast_to(np.asarray(start_deps, dtype=np.int64), (chunks, R, n))
-        dep = np.concatenate([dep, sd.reshape(-1, 1)], axis=1)
-    extra = np.zeros(len(src_all))
-    if overheads is not None:
-        if overheads.slice_bytes:
-            share = _step_share(net, src.ravel(), dst.ravel())
-            extra += np.tile(min(overheads.slice_bytes, piece * R * chunks)
-                             / (share * R), reps) * (J == 0)
-        if start_deps is None:
-            extra[S == 0] += overheads.launch_s
-    batch = b._batch + 1 + S * chunks + J
-    b.add_sends(src_all, dst_all, piece, q_all, deps=dep, extra_s=extra,
-                batch=batch, job=job, tag=S)
-    return ids
+    orders, R, n, steps, _ = _ring_shape(orders, collective, n_bytes, chunks)
+    batches = list(ring_steps(net, orders, collective, n_bytes, chunks, overheads,
+                              queue_base=queue_base, start=start_deps is None))
+    shape = (steps, chunks, R, n)
+    if start_deps is None:
+        return np.asarray(b.add_steps(batches, job=job), dtype=np.int64).reshape(shape)
+    # the first pieces also wait for start_deps (op ids outside these steps)
+    cols = step_columns(batches, b.n_ops, b._batch + 1, job)
+    sd = np.full(shape, -1, dtype=np.int64)
+    sd[0] = np.broadcast_to(np.asarray(start_deps, dtype=np.int64), (chunks, R, n))
+    deps = np.concatenate([cols["deps"], sd.reshape(-1, 1)], axis=1)
+    return b.add_sends(cols["src"], cols["dst"], cols["n_bytes"], cols["queue"],
+                       deps=deps, extra_s=cols["extra_s"], batch=cols["batch"],
+                       job=job, tag=cols["tag"]).reshape(shape)
 
 
-def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None):
+def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None,
+               queue_base=0, start=True):
     """The batches of :func:`ring` one at a time, as :class:`~course_lib.sim.steps.Step`.
 
-    Same sends, queues, deps and extra delays as ``ring(b, net, orders,
-    collective, n_bytes, chunks, overheads)`` (without ``start_deps``), in
-    the same batch order: step s, piece j is batch ``s * chunks + j``, its
-    sends in (ring, position) order.  Only O(R n) numbers are held; play it
-    with ``run_steps(ring_steps(...), net, window=chunks)``.
+    Step s, piece j is batch ``s * chunks + j``, its sends in (ring,
+    position) order, tagged ``s``; every batch repeats the same ``src``,
+    ``dst``, ``queue`` and ``dep`` arrays (the engine works out routes,
+    shares and the dependency gather once).  Piece j of step s at position
+    i waits for piece j of step s-1 sent by position i-1; on a calibrated
+    cluster (``overheads``) piece 0 waits for the previous step's last
+    piece instead, so the per-step costs (hop latency, exposed slice) are
+    paid once per step, as :func:`course_lib.predict.predict_collective`
+    charges them.  ``overheads`` adds the exposed slice to piece 0 of every
+    step and, with ``start`` (a ring that does not wait for earlier ops),
+    the launch to step 0.  Only O(R n) numbers are held; play it with
+    ``run_steps(ring_steps(...), net, window=chunks)``.
     """
     orders, R, n, steps, piece = _ring_shape(orders, collective, n_bytes, chunks)
     src, dst = orders.ravel(), np.roll(orders, -1, axis=1).ravel()
-    queue = (np.arange(R)[:, None] * len(net.nodes) + orders).ravel()
+    queue = queue_base + (np.arange(R)[:, None] * len(net.nodes) + orders).ravel()
     # position (r, i) waits for position (r, i-1) of the same piece one step earlier
     dep = np.roll(np.arange(R * n).reshape(R, n), 1, axis=1).ravel()
-    extra = np.zeros(R * n)
-    if overheads is not None and overheads.slice_bytes:
-        extra += min(overheads.slice_bytes, piece * R * chunks) / (
-            _step_share(net, src, dst) * R)
-    first = extra + overheads.launch_s if overheads is not None else extra
     calibrated = overheads is not None
     none = np.zeros(R * n)
+    extra = none  # the exposed slice, on piece 0 of each step
+    if calibrated and overheads.slice_bytes:
+        extra = none + min(overheads.slice_bytes, piece * R * chunks) / (
+            _step_share(net, src, dst) * R)
+    launch = overheads.launch_s if calibrated and start else 0.0
+    first, later = extra + launch, none + launch  # step 0: piece 0, pieces 1..
     for s in range(steps):
         for j in range(chunks):
             if s == 0:
-                yield Step(src, dst, piece, queue, first if j == 0 or not calibrated
-                           else none + overheads.launch_s)
+                yield Step(src, dst, piece, queue, first if j == 0 else later, tag=0)
             elif calibrated and j == 0:
-                # the step waits for the previous step's last piece (see ring)
-                yield Step(src, dst, piece, queue, extra, dep, back=1)
+                # the step waits for the previous step's last piece
+                yield Step(src, dst, piece, queue, extra, dep, back=1, tag=s)
             else:
-                yield Step(src, dst, piece, queue, none if calibrated else extra, dep,
-                           back=chunks)
+                yield Step(src, dst, piece, queue, extra if j == 0 else none, dep,
+                           back=chunks, tag=s)
 
 
 def chain(b, net, order, n_bytes, chunks=1, overheads=None, queue_base=0, job=0):
