@@ -15,3 +15,7 @@ from .style import ROADS, PLACES, road_colour  # noqa: F401
 from .svg import Canvas, Diagram  # noqa: F401
 
 __all__ = ["Canvas", "Diagram", "ROADS", "PLACES", "road_colour"]
+
+from . import collectives  # noqa: E402,F401  (ring, tree, NVLS, two-level drawings)
+
+__all__ += ["collectives"]
