@@ -128,6 +128,68 @@ def test_ring_steps_bad_values():
         e.update(step=-1)
 
 
+def _svg_sends(svg):
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(svg)
+    return [e for e in root.iter() if "ic-send" in (e.get("class") or "").split()]
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_ring_steps_diagram_draws_the_same_step(n):
+    e = ex("ch07_allreduce.ring_steps")
+    for k in (0, 1, n - 1, 2 * (n - 1)):
+        data = e.update(n_ranks=n, step=k)
+        sends = _svg_sends(e.svg(data))
+        assert len(sends) == len(data["sends"]) == (n if k else 0)
+        assert {(int(s.get("data-src")), int(s.get("data-chunk"))) for s in sends} == {
+            (m["src"], m["chunk"]) for m in data["sends"]}
+        assert f"step {k} / {2 * (n - 1)}" in e.svg(data)
+
+
+def test_ring_steps_play_button_stops_at_the_last_step():
+    pytest.importorskip("ipywidgets", reason="ipywidgets is part of the course extra")
+    import ipywidgets as w
+
+    e = ex("ch07_allreduce.ring_steps")
+    box = e.show()
+    widgets, stack = [], [box]
+    while stack:
+        x = stack.pop()
+        widgets.append(x)
+        stack.extend(getattr(x, "children", ()))
+    play = next(x for x in widgets if isinstance(x, w.Play))
+    n_slider = next(x for x in widgets if isinstance(x, w.IntSlider)
+                    and x.description == "GPUs on the ring")
+    step = next(x for x in widgets if isinstance(x, w.IntSlider) and x is not n_slider)
+    drawing = next(x for x in widgets if "ic-drawing" in x._dom_classes)
+    assert "ic-play" in play._dom_classes
+    for n in (2, 5, 8, 4):
+        n_slider.value = n
+        assert play.max == step.max == 2 * (n - 1)
+    step.value = 6
+    assert 'class="ic-send"' in drawing.value and "step 6 / 6" in drawing.value
+
+
+@pytest.mark.parametrize("system, algorithm, expect", [
+    ("8x H100, NVSwitch (one HGX/DGX H100)", "nvls", "NVSwitch"),
+    ("8x H100, NVSwitch (one HGX/DGX H100)", "ring", "Ring AllReduce of 8 GPUs"),
+    ("16 nodes x 8 H100, 8 NDR NICs a node", "tree", "Double binary tree over 16"),
+    ("16 nodes x 8 H100, 8 NDR NICs a node", "hierarchical", "Two-level AllReduce"),
+])
+def test_allreduce_explorer_draws_the_algorithm_it_predicts(system, algorithm, expect):
+    e = ex("ch07_allreduce.allreduce")
+    data = e.update(system=system, algorithm=algorithm)
+    assert data["prediction"].algorithm == algorithm
+    assert expect in e.svg(data)
+
+
+def test_allreduce_explorer_draws_the_ring_on_the_machines_road():
+    e = ex("ch07_allreduce.allreduce")
+    pcie = e.svg(e.update(system="8x H100 on PCIe Gen5 only", algorithm="ring"))
+    assert 'data-kind="pcie"' in pcie and 'data-kind="nvlink"' not in pcie
+
+
 # --- chapter 8 -----------------------------------------------------------------
 def test_overlap_one_bucket_no_overlap_is_the_sum():
     d = ex("ch08_overlap.overlap").update(n_buckets=1, overlap=False, t_backward_s=0.5)

@@ -190,7 +190,7 @@ def _ring_caption(state) -> tuple[str, str, str]:
     return head, what, tail
 
 
-def _ring_frame(n: int, step: int, title: str = "") -> Canvas:
+def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Canvas:
     state = ring_state(n, step)
     per_row = n if n <= 4 else math.ceil(n / 2) if n <= 8 else 4
     rows = math.ceil(n / per_row)
@@ -212,8 +212,8 @@ def _ring_frame(n: int, step: int, title: str = "") -> Canvas:
     if tail:
         c.text(width / 2, 60, tail, size=12, weight="bold", fill="#1b6e4f")
     # the ring road
-    c.circle(cx, cy, radius, fill="none", stroke=ROADS["nvlink"].colour, width=5,
-             opacity=0.25)
+    c.circle(cx, cy, radius, fill="none", stroke=ROADS[road].colour, width=5,
+             opacity=0.25, cls="ic-road", data_kind=road)
     pos = [(cx + radius * math.sin(2 * math.pi * r / n),
             cy - radius * math.cos(2 * math.pi * r / n)) for r in range(n)]
     received = {}
@@ -237,7 +237,7 @@ def _ring_frame(n: int, step: int, title: str = "") -> Canvas:
     for r, (x, y) in enumerate(pos):
         with c.group(cls="ic-gpu", data_rank=r):
             c.rect(x - box_w / 2, y - box_h / 2, box_w, box_h, fill=fill,
-                   stroke=ROADS["nvlink"].colour, width=1.6, rx=7,
+                   stroke=ROADS[road].colour, width=1.6, rx=7,
                    title=f"GPU {r} ({name} {r})")
             c.text(x, y - box_h / 2 + 12, f"GPU {r}", size=12, weight="bold")
             got = received.get(r, set())
@@ -261,12 +261,18 @@ def _ring_frame(n: int, step: int, title: str = "") -> Canvas:
     c.text(16, y0 + 20, "Fill = share of the n GPUs' data summed in that copy; "
            "✓ = complete; black border = arrived this step.", size=11,
            anchor="start", fill=_MUTED)
-    c.legend(16, y0 + 40, ["nvlink"])
+    c.legend(16, y0 + 40, [road])
     return c
 
 
+def _check_road(road) -> str:
+    if road not in ROADS:
+        raise ValueError(f"road must be one of {sorted(ROADS)}, got {road!r}")
+    return road
+
+
 def ring_allreduce(n: int = 4, step: int | None = None,
-                   seconds_per_step: float = _FRAME_S) -> Diagram:
+                   seconds_per_step: float = _FRAME_S, road: str = "nvlink") -> Diagram:
     """The ring AllReduce of ``n`` GPUs drawn as chunks moving around a ring.
 
     Parameters
@@ -279,6 +285,9 @@ def ring_allreduce(n: int = 4, step: int | None = None,
         of all 2(n-1)+1 states.
     seconds_per_step : float
         How long each state stays on screen in the animation.
+    road : str
+        The kind of road the ring runs on (a key of
+        :data:`course_lib.draw.ROADS`: ``"nvlink"``, ``"pcie"``, ``"network"``).
 
     Returns
     -------
@@ -295,9 +304,10 @@ def ring_allreduce(n: int = 4, step: int | None = None,
     3
     """
     n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
+    road = _check_road(road)
     if step is not None:
-        return _ring_frame(n, step).diagram()
-    frames = [_ring_frame(n, k).to_svg() for k in range(2 * (n - 1) + 1)]
+        return _ring_frame(n, step, road=road).diagram()
+    frames = [_ring_frame(n, k, road=road).to_svg() for k in range(2 * (n - 1) + 1)]
     return animate(frames, seconds_per_step,
                    title=f"Ring AllReduce of {n} GPUs, animated: "
                    f"{2 * (n - 1)} steps")

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import content, predict, traffic
+from ..draw import collectives as drawn
 from ..analytic import busbw_factor, ring_allreduce_bytes_per_rank
 from ..clusters import cluster
 from ..units import format_bandwidth, format_bytes, format_time
@@ -154,10 +155,32 @@ def readout(data):
             f"per direction, {p.n_ranks} ranks.")
 
 
+def diagram(data):
+    """How the chosen algorithm moves the data on this machine, drawn from its
+    schedule (:mod:`course_lib.draw.collectives`): the ring (first step), the
+    double binary tree over the nodes, NVLS through the NVSwitch, or the two
+    levels (the rail step).  Other collectives than AllReduce: the ring they
+    run on, at the start."""
+    clu = data["cluster"]
+    algo = data["prediction"].algorithm
+    road = "network" if clu.nodes > 1 else clu.intra_link_kind
+    if data["collective"] != "allreduce":
+        return drawn.ring_allreduce(min(clu.n_ranks, 8), step=0, road=road)
+    if algo == "nvls":
+        return drawn.nvls(min(clu.gpus_per_node, drawn.MAX_RING_GPUS), step=1)
+    if algo == "tree" and clu.nodes > 1:
+        return drawn.double_binary_tree(min(clu.nodes, 16), step=1)
+    if algo == "hierarchical" and clu.nodes > 1:
+        return drawn.hierarchical(min(clu.nodes, drawn.MAX_DRAWN_NODES),
+                                  min(clu.gpus_per_node, 8), step=2, cluster=clu)
+    return drawn.ring_allreduce(min(clu.n_ranks, 8), step=1, road=road)
+
+
 def explorer() -> Explorer:
     """The collective explorer of chapter 7."""
     return Explorer("Sharing the load: a collective on a real machine", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot)
+                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot,
+                    diagram=diagram)
 
 
 # ---------------------------------------------------------------------------
@@ -167,7 +190,8 @@ STEP_CONTROLS = {
     "n_ranks": {"type": "IntSlider", "min": 2, "max": 8, "value": 4,
                 "description": "GPUs on the ring"},
     "step": {"type": "IntSlider", "min": 0, "max": 14, "value": 0,
-             "description": "after step (0 = start)"},
+             "description": "after step (0 = start)", "play": True,
+             "play_interval": 1100, "max_from": ("n_ranks", lambda n: 2 * (n - 1))},
 }
 
 
@@ -226,11 +250,17 @@ def step_readout(data):
     return f"Step {data['step']} ({data['phase']}): {sends}; {what}.{done}"
 
 
+def step_diagram(data):
+    """The ring itself at this step: chunks moving between the GPUs
+    (:func:`course_lib.draw.collectives.ring_allreduce`)."""
+    return drawn.ring_allreduce(data["n_ranks"], step=data["step"])
+
+
 def ring_steps_explorer() -> Explorer:
-    """The ring AllReduce stepper of chapter 7."""
-    return Explorer("The ring, step by step (orange boxes: received this step)",
-                    STEP_CONTROLS, step_compute, step_plot, step_readout,
-                    figsize=(6.4, 3.4))
+    """The ring AllReduce stepper of chapter 7: press ▶ to watch it."""
+    return Explorer("The ring, step by step: press ▶ (grid: orange boxes received "
+                    "this step)", STEP_CONTROLS, step_compute, step_plot, step_readout,
+                    figsize=(5.0, 3.0), diagram=step_diagram)
 
 
 FACTORIES = {"allreduce": explorer, "ring_steps": ring_steps_explorer}
