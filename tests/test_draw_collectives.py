@@ -290,3 +290,115 @@ def test_hierarchical_drawing_shows_the_phase_and_cluster():
 def test_animate_refuses_no_frames():
     with pytest.raises(ValueError, match="frames"):
         animate([])
+
+
+# --- chapter 8: the training step as a timeline ---------------------------------------
+def _rects(group):
+    return [e for e in group.iter(f"{SVG}rect")]
+
+
+@pytest.mark.parametrize("k, overlap", [(1, False), (4, True), (8, False), (16, True)])
+def test_timeline_draws_every_bucket_where_the_schedule_puts_it(k, overlap):
+    from course_lib.draw import timeline
+
+    s = cl.traffic.bucket_overlap_schedule(0.6, 0.4, n_buckets=k, overlap=overlap,
+                                           t_forward_s=0.2)
+    root = parse(timeline.bucket_timeline([("x", s)], n_ranks=4))
+    buckets = by_class(root, "ic-bucket")
+    comms = by_class(root, "ic-comm")
+    assert len(buckets) == len(comms) == k
+    # pixels per second from the first bucket; every other bar must sit on the same scale
+    b0 = _rects(buckets[0])[0]
+    scale = float(b0.get("width")) / (s["compute"][1][1] - s["compute"][1][0])
+    x0 = float(b0.get("x")) - s["compute"][1][0] * scale
+    for i, (g, (a, e)) in enumerate(zip(comms, s["comm"])):
+        halves = _rects(g)[:2]                  # first phase, second phase
+        assert float(halves[0].get("x")) == pytest.approx(x0 + a * scale, abs=0.15)
+        assert float(halves[0].get("width")) + float(halves[1].get("width")) == \
+            pytest.approx((e - a) * scale, abs=0.15)
+        # a bucket is reduced only after the backward pass produced it
+        assert a >= s["compute"][i + 1][1] - 1e-12
+    exposed = by_class(root, "ic-exposed")
+    assert bool(exposed) == (s["exposed_comm_s"] > 0)
+
+
+def test_timeline_ticks_one_per_ring_step_when_wide_enough():
+    from course_lib.draw import timeline
+
+    s = cl.traffic.bucket_overlap_schedule(0.1, 1.0, n_buckets=2, overlap=True)
+    root = parse(timeline.bucket_timeline([("x", s)], n_ranks=4))
+    for g in by_class(root, "ic-comm"):
+        assert len(by_class(g, "ic-chunk-tick")) == 2 * (4 - 1) - 1
+    nvls = parse(timeline.bucket_timeline([("x", s)], n_ranks=8, algorithm="nvls"))
+    assert not by_class(nvls, "ic-chunk-tick")
+
+
+def test_training_step_uses_the_predicted_bucket_time():
+    from course_lib.draw import timeline
+
+    clu = cl.cluster("H100", fabric="pcie")
+    d = timeline.training_step(clu, 7e9, 0.5, n_buckets=4)
+    p = cl.predict_collective("allreduce", cl.gradient_bytes(7e9, 2) / 4, clu)
+    s = cl.traffic.bucket_overlap_schedule(0.5, 4 * p.time_s, 4, overlap=False)
+    assert f"step = {cl.format_time(s['iteration_s'])}" in d.svg
+    assert len(by_class(parse(d), "ic-comm")) == 8        # without and with overlap
+
+
+@pytest.mark.parametrize("call, err, name", [
+    (lambda T: T.bucket_timeline([("x", {"comm": []})]), TypeError, "schedules"),
+    (lambda T: T.bucket_timeline([]), ValueError, "schedules"),
+    (lambda T: T.bucket_timeline(cl.traffic.bucket_overlap_schedule(1, 1), n_ranks=0),
+     ValueError, "n_ranks"),
+    (lambda T: T.bucket_timeline(cl.traffic.bucket_overlap_schedule(1, 1),
+                                 algorithm="star"), ValueError, "algorithm"),
+    (lambda T: T.bucket_timeline(cl.traffic.bucket_overlap_schedule(1, 1), width=2000),
+     ValueError, "width"),
+    (lambda T: T.training_step(cl.cluster("H100"), 7e9, 0.5, n_buckets=0), ValueError,
+     "n_buckets"),
+])
+def test_timeline_bad_input(call, err, name):
+    from course_lib.draw import timeline
+
+    with pytest.raises(err, match=name):
+        call(timeline)
+
+
+# --- chapter 11: a road is two one-way tracks; barriers --------------------------------
+@pytest.mark.parametrize("gpu", ["H100", "A100", "V100"])
+def test_two_way_tracks_use_the_catalogs_per_direction_rates(gpu):
+    rec = cl.gpu(gpu)
+    d = C.two_way_tracks(gpu)
+    root = parse(d)
+    tracks = by_class(root, "ic-send")
+    assert sorted((t.get("data-src"), t.get("data-dst"), t.get("data-kind")) for t in tracks) \
+        == sorted([("A", "B", "nvlink"), ("B", "A", "nvlink"), ("A", "B", "pcie"),
+                   ("B", "A", "pcie")])
+    assert rec.nvlink_bw_bidir_bytes_per_s == pytest.approx(2 * rec.nvlink_bw_per_dir_bytes_per_s)
+    assert f"A → B  {cl.format_bandwidth(rec.nvlink_bw_per_dir_bytes_per_s)}" in d.svg
+    assert f"A → B  {cl.format_bandwidth(rec.pcie_bw_per_dir_bytes_per_s)}" in d.svg
+    assert cl.format_bandwidth(rec.nvlink_bw_bidir_bytes_per_s) in d.svg
+
+
+def test_two_way_tracks_unknown_gpu_raises():
+    with pytest.raises(ValueError):
+        C.two_way_tracks("no-such-gpu")
+
+
+def test_barrier_timeline_step_times_and_waits():
+    from course_lib.draw import timeline
+
+    t = cl.traffic.straggler_phase_times_s(4, 5, 0.01, jitter=0.2, seed=3)
+    d = timeline.barrier_timeline(t)
+    every = cl.traffic.barrier_step_time_s(t, every_phase=True)
+    once = cl.traffic.barrier_step_time_s(t, every_phase=False)
+    assert f"step = {cl.format_time(every)}" in d.svg
+    assert f"step = {cl.format_time(once)}" in d.svg
+    root = parse(d)
+    assert len(by_class(root, "ic-phase")) == 2 * t.size
+    # with a barrier after every phase, every GPU but the slowest waits in every phase
+    waits = by_class(root, "ic-wait")
+    slowest_each_phase = (t == t.max(axis=0)).sum()
+    once_waits = (t.sum(axis=1) < t.sum(axis=1).max()).sum()
+    assert len(waits) == t.size - slowest_each_phase + once_waits
+    with pytest.raises(ValueError, match="phase_times_s"):
+        timeline.barrier_timeline([[1.0, -1.0]])

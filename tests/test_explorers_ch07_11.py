@@ -361,3 +361,41 @@ def test_myth_checker_covers_all_eight():
         assert d["myth"].key == key
         assert d["myth"].claim in e.readout(d)
         assert math.isfinite(sum(v for _, v in d["evidence"]["bars"]))
+
+
+def test_overlap_diagram_shows_the_explorers_schedule():
+    import xml.etree.ElementTree as ET
+
+    e = ex("ch08_overlap.overlap")
+    for kw in ({"n_buckets": 3}, {"n_buckets": 12, "overlap": False},
+               {"system": "4 nodes x 8 H100, 1 NDR NIC a node"}):
+        data = e.update(**kw)
+        root = ET.fromstring(e.svg(data))
+        comm = [g for g in root.iter() if g.get("class") == "ic-comm"]
+        assert len(comm) == data["schedule"]["n_buckets"]
+        assert f"step = " in e.svg(data) and data["algorithm"] in e.svg(data)
+
+
+def test_scaling_diagram_draws_the_explorers_network():
+    import course_lib as cl
+
+    e = ex("ch09_scaling.scaling")
+    for nics in (1, 8):
+        data = e.update(nics_per_node=nics, nic="NDR")
+        svg = e.svg(data)
+        clu = cl.cluster("H100", nodes=2, nic="NDR", nics_per_node=nics)
+        assert cl.format_bandwidth(clu.inter_bw_bytes_per_s() / 8) in svg
+        assert "Step 2 of 3" in svg and 'class="ic-send"' in svg
+
+
+def test_myth_checker_draws_each_myth():
+    import course_lib as cl
+
+    e = ex("ch11_myths")
+    svgs = {k: e.svg(e.update(myth=k)) for k in cl.content.myth_keys()}
+    ev = cl.content.myth("barriers").evidence()
+    assert f"step = {cl.format_time(ev['every_phase_s'])}" in svgs["barriers"]
+    assert f"step = {cl.format_time(ev['one_barrier_s'])}" in svgs["barriers"]
+    assert "Two-level AllReduce" in svgs["no_domain_limit"] or "node 1" in svgs["no_domain_limit"]
+    assert "one-way tracks" in svgs["nvlink_everywhere"]
+    assert all(s.startswith("<svg") for s in svgs.values())

@@ -48,7 +48,7 @@ from .svg import Canvas, Diagram, animate
 
 __all__ = ["ring_allreduce", "ring_allreduce_strip", "ring_state",
            "double_binary_tree", "tree_steps", "nvls", "nvls_steps",
-           "hierarchical", "hierarchical_phases", "MAX_RING_GPUS",
+           "hierarchical", "hierarchical_phases", "two_way_tracks", "MAX_RING_GPUS",
            "MAX_DRAWN_NODES"]
 
 #: Most GPUs a ring drawing shows (one colour per chunk, readable slots).
@@ -710,35 +710,35 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
     total = N * g
     gap = 40 if N > 1 else 0
     node_w = max(150.0, min(230.0, (820 - (N - 1) * gap) / N))
-    width = max(620.0, N * node_w + (N - 1) * gap + 70)
+    width = max(760.0, N * node_w + (N - 1) * gap + 70)
     row_h = 30
     top = 78
     node_h = 30 + g * row_h + 8
     height = top + node_h + 150
     c = Canvas(width, height, title=f"Two-level AllReduce, {N} nodes x {g} GPUs, "
                f"step {k} of 3")
-    heads = [f"{N} nodes × {g} GPUs: maglev (NVLink) inside a node, one rail "
-             "(network) per GPU between nodes",
-             "1 of 3: ReduceScatter inside each node over NVLink — each GPU ends "
-             "with one shard (S/g) summed over its node",
-             "2 of 3: AllReduce of each shard across nodes on its rail — GPU i "
-             "talks only to GPU i of the other nodes",
-             "3 of 3: AllGather inside each node over NVLink — every GPU gets "
-             "every finished shard"]
-    sub = ["", f"each GPU sends (g−1)/g × S = {g - 1}/{g} S over NVLink",
-           f"each GPU sends 2(N−1)/N × S/g = {2 * (N - 1)}/{N * g} S over the network",
-           f"each GPU sends (g−1)/g × S = {g - 1}/{g} S over NVLink"]
+    heads = [f"{N} node{'s' if N > 1 else ''} × {g} GPUs: maglev (NVLink) inside a "
+             "node, one rail (network) per GPU between nodes",
+             "Step 1 of 3: ReduceScatter inside each node, over NVLink",
+             "Step 2 of 3: AllReduce of each shard across the nodes, on its rail",
+             "Step 3 of 3: AllGather inside each node, over NVLink"]
+    sub = ["Two levels: most bytes stay on the maglev; only shards take the rail.",
+           f"each GPU ends with one shard (S/g) summed over its node; it sends "
+           f"(g−1)/g × S = {g - 1}/{g} S",
+           f"GPU i talks only to GPU i of the other nodes; each sends 2(N−1)/N × S/g"
+           f" = {2 * (N - 1)}/{N * g} S over the network",
+           f"every GPU gets every finished shard; it sends (g−1)/g × S = {g - 1}/{g} S"]
     if N == 1:
         sub[2] = "one node: nothing crosses the network"
-    c.text(width / 2, 18, heads[k], size=13, weight="bold")
-    if sub[k]:
-        c.text(width / 2, 38, sub[k], size=12, fill=_MUTED)
+    c.text(width / 2, 18, heads[k], size=14, weight="bold")
+    c.text(width / 2, 38, sub[k], size=12, fill=_MUTED)
     if cluster is not None:
         c.text(width / 2, 56, f"{cluster.describe()}: NVLink "
                f"{format_bandwidth(cluster.intra_bw_bytes_per_s())} per GPU, network "
                f"{format_bandwidth(cluster.inter_bw_bytes_per_s() / g)} per GPU "
                "(per direction)", size=11, fill=_MUTED)
-    node_x = [30 + v * (node_w + gap) for v in range(N)]
+    x_left = (width - (N * node_w + (N - 1) * gap)) / 2
+    node_x = [x_left + v * (node_w + gap) for v in range(N)]
     ys = [top + 32 + i * row_h + row_h / 2 for i in range(g)]
     slot = min(14.0, (node_w - 96) / g - 2)
 
@@ -843,3 +843,60 @@ def hierarchical(nodes: int = 2, gpus_per_node: int = 4, step: int | None = None
                    seconds_per_step,
                    title=f"Two-level AllReduce, {nodes} nodes x {gpus_per_node} GPUs, "
                    "animated")
+
+
+# ---------------------------------------------------------------------------
+# a road is two one-way tracks (chapter 11's "900 GB/s" myth)
+# ---------------------------------------------------------------------------
+def two_way_tracks(gpu: str = "H100") -> Diagram:
+    """One road between two GPUs drawn as the two one-way tracks it is.
+
+    The numbers are the catalog's (:func:`course_lib.hardware.gpu`): the
+    NVLink and PCIe bandwidth **per direction**, and the "both ways" total that
+    datasheets quote.  A copy from one GPU to another runs on one track only.
+
+    >>> d = two_way_tracks("H100")
+    >>> d.svg.count('class="ic-send"'), "450 GB/s" in d.svg and "900 GB/s" in d.svg
+    (4, True)
+    """
+    from ..hardware import gpu as gpu_record
+    from ..units import format_bandwidth
+
+    g = gpu_record(gpu)
+    per_dir = g.nvlink_bw_per_dir_bytes_per_s
+    both = g.nvlink_bw_bidir_bytes_per_s
+    pcie = g.pcie_bw_per_dir_bytes_per_s
+    width, height = 760, 330
+    c = Canvas(width, height, title=f"{g.name}: one road, two one-way tracks")
+    c.text(width / 2, 18, f"“{format_bandwidth(both)} NVLink” on a {g.name} is two "
+           f"one-way tracks of {format_bandwidth(per_dir)}", size=14, weight="bold")
+    c.text(width / 2, 40, "A copy from GPU A to GPU B runs on one track; only traffic "
+           "both ways at once (an AllReduce) fills both.", size=12, fill=_MUTED)
+    ax, bx, bw, bh = 24, width - 124, 100, 200
+    for x, name in ((ax, "A"), (bx, "B")):
+        with c.group(cls="ic-gpu", data_rank=name):
+            c.rect(x, 70, bw, bh, fill=PLACES["gpu"][0], stroke="#888", width=1.6, rx=10,
+                   title=f"GPU {name} ({PLACES['gpu'][1]})")
+            c.text(x + bw / 2, 90, f"GPU {name}", size=13, weight="bold")
+            c.text(x + bw / 2, 108, PLACES["gpu"][1], size=11, fill=_MUTED)
+    x1, x2 = ax + bw + 4, bx - 4
+    rows = [("nvlink", per_dir, 140), ("pcie", pcie, 220)]
+    for kind, rate, y in rows:
+        road = ROADS[kind]
+        c.text(width / 2, y - 30, f"{road.city} = {road.machine}: "
+               f"{format_bandwidth(rate)} each way, {format_bandwidth(2 * rate)} "
+               "“both ways”", size=12, weight="bold", fill=road.colour)
+        for (a, b, yy, label) in (("A", "B", y - 12, f"A → B  {format_bandwidth(rate)}"),
+                                  ("B", "A", y + 12, f"B → A  {format_bandwidth(rate)}")):
+            xa, xb = (x1, x2) if a == "A" else (x2, x1)
+            with c.group(cls="ic-send", data_src=a, data_dst=b, data_kind=kind):
+                c.arrow(xa, yy, xb, yy, kind=kind, width=5 if kind == "nvlink" else 3.5,
+                        head=12)
+                c.rect(width / 2 - 78, yy - 8, 156, 16, fill="white", stroke="none", rx=3)
+                c.text(width / 2, yy, label, size=11, fill=_INK)
+    c.text(16, height - 42, f"Datasheets add the two directions ({format_bandwidth(both)}); "
+           "nccl-tests' busbw and this course quote one direction.", size=11,
+           anchor="start", fill=_MUTED)
+    c.legend(16, height - 20, ["nvlink"])
+    c.legend(300, height - 20, ["pcie"])
+    return c.diagram()
