@@ -16,6 +16,7 @@ from .svg import Canvas, Diagram  # noqa: F401
 
 __all__ = ["Canvas", "Diagram", "ROADS", "PLACES", "road_colour"]
 
-from . import collectives  # noqa: E402,F401  (ring, tree, NVLS, two-level drawings)
+# collectives you watch and a step's timeline (chapters 7-11)
+from . import collectives, timeline  # noqa: E402,F401
 
-__all__ += ["collectives"]
+__all__ += ["collectives", "timeline"]
