@@ -399,3 +399,30 @@ def test_myth_checker_draws_each_myth():
     assert "Two-level AllReduce" in svgs["no_domain_limit"] or "node 1" in svgs["no_domain_limit"]
     assert "one-way tracks" in svgs["nvlink_everywhere"]
     assert all(s.startswith("<svg") for s in svgs.values())
+
+
+@pytest.mark.parametrize("key", ["tp_inference_70b", "roce_training_1024",
+                                 "edge_cloud_inference", "dgx_h100_175b",
+                                 "tp_token_latency", "hpc_halo_exchange"])
+def test_scenario_diagram_is_the_scenarios_machine_with_both_routes(key):
+    import xml.etree.ElementTree as ET
+
+    import course_lib as cl
+    from course_lib.explorers import ch10_scenarios
+
+    e = ex("ch10_scenarios")
+    data = e.update(scenario=key)
+    svg = e.svg(data)
+    root = ET.fromstring(svg)
+    legs = [g for g in root.iter() if "ic-route-leg" in (g.get("class") or "").split()]
+    assert legs, "no route drawn"
+    params = cl.scenarios.scenario(key)["params"]
+    clu, kw = ch10_scenarios.MACHINES[key](params)
+    # the machine is built from the scenario's own parameters
+    if "gpu" in params:
+        assert clu.gpu == params["gpu"] and params["gpu"] in svg
+    if "nic" in params:
+        assert clu.nic == params["nic"]
+    assert len(kw["route"]) == 2
+    with pytest.raises(ValueError, match="scenario"):
+        ch10_scenarios.machine("no_such_scenario")
