@@ -170,13 +170,17 @@ def test_ring_diagram_fits_a_notebook_and_text_is_readable():
     (lambda: C.hierarchical(0, 8), "nodes"), (lambda: C.hierarchical(5, 8), "nodes"), (lambda: C.hierarchical(2, 9), "gpus_per_node"),
     (lambda: C.hierarchical(1, 1), "nodes x gpus_per_node"),
     (lambda: C.hierarchical(2, 4, step=4), "step"),
+    (lambda: C.ring_allreduce(4, seconds_per_step=-1), "seconds_per_step"),
+    (lambda: C.nvls(4, seconds_per_step=0), "seconds_per_step"),
+    (lambda: C.ring_allreduce(4, road="canal"), "road"),
 ])
 def test_bad_values_raise_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
 
 
-@pytest.mark.parametrize("call", [lambda: C.ring_allreduce("4"),
+@pytest.mark.parametrize("call", [lambda: C.hierarchical(2, 4, cluster="H100"),
+                                  lambda: C.ring_allreduce("4"),
                                   lambda: C.ring_allreduce(4, step=True),
                                   lambda: C.nvls(None)])
 def test_wrong_types_raise_type_error(call):
@@ -402,3 +406,46 @@ def test_barrier_timeline_step_times_and_waits():
     assert len(waits) == t.size - slowest_each_phase + once_waits
     with pytest.raises(ValueError, match="phase_times_s"):
         timeline.barrier_timeline([[1.0, -1.0]])
+    with pytest.raises(ValueError, match="phase_times_s"):
+        timeline.barrier_timeline("abc")
+
+
+# --- bad input: only ValueError or TypeError escape --------------------------------------
+def _draw_functions():
+    import inspect
+
+    from course_lib.draw import timeline
+
+    for mod in (C, timeline):
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.isfunction(obj):
+                yield f"{mod.__name__}.{name}", obj
+
+
+@pytest.mark.parametrize("qualname, func", list(_draw_functions()),
+                         ids=[q for q, _ in _draw_functions()])
+def test_fuzz_only_value_or_type_errors_escape(qualname, func):
+    import inspect
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    values = st.one_of(st.integers(-3, 40), st.floats(allow_nan=True, allow_infinity=True),
+                       st.text(max_size=4), st.none(), st.booleans(),
+                       st.sampled_from(["H100", "ring", "nvlink", "pcie", (0, 1)]),
+                       st.lists(st.floats(0, 1), max_size=3),
+                       st.lists(st.lists(st.floats(-1, 1), min_size=1, max_size=3),
+                                min_size=1, max_size=3))
+    n_params = len([p for p in inspect.signature(func).parameters.values()
+                    if p.default is inspect.Parameter.empty])
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(values, min_size=n_params, max_size=n_params + 2))
+    def run(args):
+        try:
+            func(*args)
+        except (ValueError, TypeError):
+            pass
+
+    run()

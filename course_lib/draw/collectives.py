@@ -42,7 +42,7 @@ import math
 
 from .. import traffic
 from ..topology import double_binary_tree as _dbt_parents
-from ..units import check_int
+from ..units import check_int, check_positive
 from .style import CHUNK_COLOURS, PLACES, ROADS
 from .svg import Canvas, Diagram, animate
 
@@ -305,10 +305,11 @@ def ring_allreduce(n: int = 4, step: int | None = None,
     """
     n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
     road = _check_road(road)
+    secs = check_positive(seconds_per_step, "seconds_per_step")
     if step is not None:
         return _ring_frame(n, step, road=road).diagram()
     frames = [_ring_frame(n, k, road=road).to_svg() for k in range(2 * (n - 1) + 1)]
-    return animate(frames, seconds_per_step,
+    return animate(frames, secs,
                    title=f"Ring AllReduce of {n} GPUs, animated: "
                    f"{2 * (n - 1)} steps")
 
@@ -537,11 +538,12 @@ def double_binary_tree(nodes: int = 8, step: int | None = None,
     """
     nodes = check_int(nodes, "nodes", minimum=2, maximum=32)
     info = tree_steps(nodes)
+    secs = check_positive(seconds_per_step, "seconds_per_step")
     if step is not None:
         return _tree_frame(nodes, step, info).diagram()
     frames = [_tree_frame(nodes, k, info).to_svg()
               for k in range(info["last_step"] + 1)]
-    return animate(frames, seconds_per_step,
+    return animate(frames, secs,
                    title=f"Double binary tree over {nodes} nodes, animated")
 
 
@@ -642,9 +644,10 @@ def nvls(n: int = 8, step: int | None = None,
     5
     """
     n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
+    secs = check_positive(seconds_per_step, "seconds_per_step")
     if step is not None:
         return _nvls_frame(n, step).diagram()
-    return animate([_nvls_frame(n, k).to_svg() for k in range(4)], seconds_per_step,
+    return animate([_nvls_frame(n, k).to_svg() for k in range(4)], secs,
                    title=f"In-switch AllReduce (NVLS) of {n} GPUs, animated")
 
 
@@ -837,10 +840,13 @@ def hierarchical(nodes: int = 2, gpus_per_node: int = 4, step: int | None = None
     (4, 4)
     """
     info = hierarchical_phases(nodes, gpus_per_node)
+    if cluster is not None and not callable(getattr(cluster, "intra_bw_bytes_per_s", None)):
+        raise TypeError("cluster must be a Cluster from course_lib.cluster(...) or None, "
+                        f"got {type(cluster).__name__}")
+    secs = check_positive(seconds_per_step, "seconds_per_step")
     if step is not None:
         return _hier_frame(info, step, cluster).diagram()
-    return animate([_hier_frame(info, k, cluster).to_svg() for k in range(4)],
-                   seconds_per_step,
+    return animate([_hier_frame(info, k, cluster).to_svg() for k in range(4)], secs,
                    title=f"Two-level AllReduce, {nodes} nodes x {gpus_per_node} GPUs, "
                    "animated")
 

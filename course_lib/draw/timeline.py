@@ -265,7 +265,11 @@ def barrier_timeline(phase_times_s, title: str = "", width: float = 860) -> Diag
 
     from .. import traffic
 
-    t = np.asarray(phase_times_s, dtype=float)
+    try:
+        t = np.asarray(phase_times_s, dtype=float)
+    except (ValueError, TypeError):
+        raise ValueError("phase_times_s must be a (n_gpus, n_phases) array of "
+                         "non-negative seconds") from None
     if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1 or not np.all(np.isfinite(t)) \
             or np.any(t < 0):
         raise ValueError("phase_times_s must be a (n_gpus, n_phases) array of "
