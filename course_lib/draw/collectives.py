@@ -70,12 +70,13 @@ def _check_step(step, last: int) -> int:
 
 
 def _slots(c: Canvas, x, y, fills, colours, w, h, rank, received=(), gap=2,
-           chunks=None):
+           chunks=None, numbers=False):
     """A row of chunk slots: outline in the chunk's colour, filled from the
     bottom by the share of the sum it holds; a full slot gets a white tick,
     a slot that just received data a black border.  ``fills`` holds
     ``(have, fraction)`` pairs; ``chunks`` the chunk numbers of the slots
-    (default 0, 1, ...), ``received`` those that arrived this step."""
+    (default 0, 1, ...), ``received`` those that arrived this step;
+    ``numbers`` writes ``have`` in the slots that are not complete."""
     chunks = list(range(len(fills))) if chunks is None else list(chunks)
     for j, (f, col, k) in enumerate(zip(fills, colours, chunks)):
         xx = x + j * (w + gap)
@@ -91,6 +92,9 @@ def _slots(c: Canvas, x, y, fills, colours, w, h, rank, received=(), gap=2,
             if frac >= 1 - 1e-9 and w >= 9:
                 c.text(xx + w / 2, y + h / 2 + 1, "✓", size=11, fill="white",
                        weight="bold")
+            elif numbers and w >= 12:
+                c.text(xx + w / 2, y + h / 2 + 1, str(have), size=11,
+                       fill="white" if frac > 0.5 else _INK, weight="bold")
 
 
 def _curved_arrow(c: Canvas, x1, y1, x2, y2, bend, colour, width=3.0, head=9,
@@ -246,7 +250,7 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
                 fills = [(int(state["have"][r][k]), state["have"][r][k] / n) for k in ks]
                 _slots(c, x - box_w / 2 + 9, y - box_h / 2 + 24 + row * (slot_h + 4),
                        fills, [_chunk_colour(k) for k in ks], slot_w, slot_h, rank=r,
-                       received=got, chunks=ks)
+                       received=got, chunks=ks, numbers=True)
     # centre: where we are
     c.text(cx, cy - 22, f"step {state['step']} / {state['last_step']}", size=20,
            weight="bold", fill=_INK)
@@ -258,8 +262,8 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
     # key
     y0 = height - 58
     _chunk_key(c, 16, y0, n)
-    c.text(16, y0 + 20, "Fill = share of the n GPUs' data summed in that copy; "
-           "✓ = complete; black border = arrived this step.", size=11,
+    c.text(16, y0 + 20, "Number and fill = how many GPUs' data that copy holds; "
+           f"✓ = all {n}; black border = arrived this step.", size=11,
            anchor="start", fill=_MUTED)
     c.legend(16, y0 + 40, [road])
     return c
