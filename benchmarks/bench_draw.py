@@ -7,7 +7,9 @@ Part 1 -- every explorer of chapters 7-11 that draws a diagram: the median of
 diagram's SVG), what a learner waits for after moving a control, at the
 default settings and at each control's other end (worst median reported), the
 CPU time of the median (``time.process_time``, steadier than wall time on a
-shared machine) and the diagram's share of it.  Budget (issue 19): <= 100 ms
+shared machine), the diagram alone, and the *floor*: an explorer that draws
+one line on one axes and no diagram (``bench_explorers``), what any
+matplotlib explorer costs on this machine at this moment.  Budget (issue 19): <= 100 ms
 median per redraw with its diagram; ``--strict`` exits 1 above it.
 
 Part 2 -- each drawing of :mod:`course_lib.draw.collectives` and
@@ -114,8 +116,12 @@ def main(argv=None) -> int:
                         help="exit 1 when an explorer's default median is over budget")
     args = parser.parse_args(argv)
 
+    from bench_explorers import _floor_explorer
+
     ex_rows = explorer_rows(args.repeats)
     dr_rows = drawing_rows(args.repeats)
+    floor = _floor_explorer()
+    floor_wall, floor_cpu = _median(lambda: floor.png(), args.repeats)
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     print(f"# Chapters 7-11: explorer redraw with its diagram ({args.repeats} repeats); "
           f"budget {BUDGET_S * 1e3:.0f} ms; load average {load[0]:.2f} on "
@@ -128,6 +134,8 @@ def main(argv=None) -> int:
               f"{r['median_cpu_s'] * 1e3:.1f} ms | {r['diagram_s'] * 1e3:.1f} ms | "
               f"{r['worst_median_s'] * 1e3:.1f} ms | {r['worst_at']} | "
               f"{'OVER' if r['over_budget'] else 'ok'} |")
+    print(f"| *(floor: one axes, one line, no diagram)* | {floor_wall * 1e3:.1f} ms | "
+          f"{floor_cpu * 1e3:.1f} ms | | | | |")
     print("\n| drawing | median (wall) | median (CPU) | SVG size |")
     print("|---|---:|---:|---:|")
     for r in dr_rows:
@@ -140,6 +148,8 @@ def main(argv=None) -> int:
               f"over budget: {sum(r['over_budget'] for r in ex_rows)}")
     if args.json:
         Path(args.json).write_text(json.dumps({"budget_s": BUDGET_S, "load_average": load,
+                                               "floor_s": floor_wall,
+                                               "floor_cpu_s": floor_cpu,
                                                "explorers": ex_rows, "drawings": dr_rows},
                                               indent=2))
     return 1 if args.strict and any(r["over_budget"] for r in ex_rows) else 0

@@ -161,10 +161,15 @@ def diagram(data):
     double binary tree over the nodes, NVLS through the NVSwitch, or the two
     levels (the rail step).  Other collectives than AllReduce: the ring they
     run on, at the start."""
-    clu = data["cluster"]
-    algo = data["prediction"].algorithm
+    return _algorithm_drawing(data["collective"], data["system"],
+                              data["prediction"].algorithm)
+
+
+@lru_cache(maxsize=64)
+def _algorithm_drawing(collective, system, algo):
+    clu = cluster(**SYSTEMS[system][0])
     road = "network" if clu.nodes > 1 else clu.intra_link_kind
-    if data["collective"] != "allreduce":
+    if collective != "allreduce":
         return drawn.ring_allreduce(min(clu.n_ranks, 8), step=0, road=road)
     if algo == "nvls":
         return drawn.nvls(min(clu.gpus_per_node, drawn.MAX_RING_GPUS), step=1)
@@ -263,10 +268,15 @@ def step_readout(data):
     return f"Step {data['step']} ({data['phase']}): {sends}; {what}.{done}"
 
 
+@lru_cache(maxsize=128)
+def step_diagram_at(n_ranks, step):
+    return drawn.ring_allreduce(n_ranks, step=step)
+
+
 def step_diagram(data):
     """The ring itself at this step: chunks moving between the GPUs
     (:func:`course_lib.draw.collectives.ring_allreduce`)."""
-    return drawn.ring_allreduce(data["n_ranks"], step=data["step"])
+    return step_diagram_at(data["n_ranks"], data["step"])
 
 
 def ring_steps_explorer() -> Explorer:
