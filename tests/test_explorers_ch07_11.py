@@ -159,9 +159,10 @@ def test_ring_steps_play_button_stops_at_the_last_step():
         widgets.append(x)
         stack.extend(getattr(x, "children", ()))
     play = next(x for x in widgets if isinstance(x, w.Play))
-    n_slider = next(x for x in widgets if isinstance(x, w.IntSlider)
-                    and x.description == "GPUs on the ring")
-    step = next(x for x in widgets if isinstance(x, w.IntSlider) and x is not n_slider)
+    # found by description: a slider may be an IntSlider or a SelectionSlider
+    n_slider = next(x for x in widgets if getattr(x, "description", "") == "GPUs on the ring")
+    step = next(x for x in widgets
+                if getattr(x, "description", "") == "after step (0 = start)")
     drawing = next(x for x in widgets if "ic-drawing" in x._dom_classes)
     assert "ic-play" in play._dom_classes
     for n in (2, 5, 8, 4):
