@@ -36,7 +36,10 @@ exponents of ``base``, as in ipywidgets), ``IntSlider``, ``Dropdown``,
 ``ToggleButtons``, ``Checkbox``.  An ``IntSlider`` declared with
 ``"play": True`` gets a ▶ Play button beside it (an ``ipywidgets.Play`` linked
 to the slider in the browser, ``"play_interval"`` ms a step, default 700) that
-steps it from its minimum to its maximum: an animation's step control.
+steps it from its minimum to its maximum: an animation's step control.  With
+``"max_from": (other_control, function)`` the slider's (and its Play's)
+maximum follows ``function(value of other_control)`` in the notebook, e.g. a
+ring's last step ``2(n-1)`` when the GPU count changes.
 
 Examples
 --------
@@ -67,7 +70,7 @@ CONTROL_TYPES = ("FloatSlider", "FloatLogSlider", "IntSlider", "Dropdown",
                  "ToggleButtons", "Checkbox")
 #: Keys of a control's declaration that the Explorer reads itself (not passed
 #: to the ipywidgets constructor).
-_OWN_KEYS = ("type", "play", "play_interval")
+_OWN_KEYS = ("type", "play", "play_interval", "max_from")
 
 
 def static_mode() -> bool:
@@ -196,6 +199,11 @@ class Explorer:
                 raise ValueError(f"control {name!r} needs a default 'value'")
             if spec.get("play") and kind != "IntSlider":
                 raise ValueError(f"control {name!r}: 'play' needs an IntSlider, got {kind}")
+            if "max_from" in spec:
+                src, fn = spec["max_from"]
+                if src not in self.controls or not callable(fn):
+                    raise ValueError(f"control {name!r}: 'max_from' must be (one of "
+                                     f"{sorted(self.controls)}, a function)")
             self.check(name, spec["value"])
 
     # -- headless API ----------------------------------------------------
@@ -392,6 +400,7 @@ class Explorer:
         rows = []
         for name, c in controls.items():
             spec = self.controls[name]
+            play = None
             if spec.get("play"):
                 play = w.Play(min=spec["min"], max=spec["max"], step=spec.get("step", 1),
                               value=spec["value"], interval=spec.get("play_interval", 700),
@@ -401,6 +410,18 @@ class Explorer:
                 rows.append(w.HBox([play, c]))
             else:
                 rows.append(c)
+            if "max_from" in spec:
+                source, fn = spec["max_from"]
+
+                def follow(_change=None, targets=(c, play), source=controls[source],
+                           fn=fn, ceiling=spec["max"]):
+                    top = min(int(fn(source.value)), ceiling)
+                    for widget in targets:
+                        if widget is not None:
+                            widget.max = top
+
+                controls[source].observe(follow, names="value")
+                follow()
         title = w.HTML(f"<b>{self.title}</b>")
         figure = plot
         if self.diagram is not None:

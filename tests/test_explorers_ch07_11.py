@@ -128,6 +128,69 @@ def test_ring_steps_bad_values():
         e.update(step=-1)
 
 
+def _svg_sends(svg):
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(svg)
+    return [e for e in root.iter() if "ic-send" in (e.get("class") or "").split()]
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_ring_steps_diagram_draws_the_same_step(n):
+    e = ex("ch07_allreduce.ring_steps")
+    for k in (0, 1, n - 1, 2 * (n - 1)):
+        data = e.update(n_ranks=n, step=k)
+        sends = _svg_sends(e.svg(data))
+        assert len(sends) == len(data["sends"]) == (n if k else 0)
+        assert {(int(s.get("data-src")), int(s.get("data-chunk"))) for s in sends} == {
+            (m["src"], m["chunk"]) for m in data["sends"]}
+        assert f"step {k} / {2 * (n - 1)}" in e.svg(data)
+
+
+def test_ring_steps_play_button_stops_at_the_last_step():
+    pytest.importorskip("ipywidgets", reason="ipywidgets is part of the course extra")
+    import ipywidgets as w
+
+    e = ex("ch07_allreduce.ring_steps")
+    box = e.show()
+    widgets, stack = [], [box]
+    while stack:
+        x = stack.pop()
+        widgets.append(x)
+        stack.extend(getattr(x, "children", ()))
+    play = next(x for x in widgets if isinstance(x, w.Play))
+    # found by description: a slider may be an IntSlider or a SelectionSlider
+    n_slider = next(x for x in widgets if getattr(x, "description", "") == "GPUs on the ring")
+    step = next(x for x in widgets
+                if getattr(x, "description", "") == "after step (0 = start)")
+    drawing = next(x for x in widgets if "ic-drawing" in x._dom_classes)
+    assert "ic-play" in play._dom_classes
+    for n in (2, 5, 8, 4):
+        n_slider.value = n
+        assert play.max == step.max == 2 * (n - 1)
+    step.value = 6
+    assert 'class="ic-send"' in drawing.value and "step 6 / 6" in drawing.value
+
+
+@pytest.mark.parametrize("system, algorithm, expect", [
+    ("8x H100, NVSwitch (one HGX/DGX H100)", "nvls", "NVSwitch"),
+    ("8x H100, NVSwitch (one HGX/DGX H100)", "ring", "Ring AllReduce of 8 GPUs"),
+    ("16 nodes x 8 H100, 8 NDR NICs a node", "tree", "Double binary tree over 16"),
+    ("16 nodes x 8 H100, 8 NDR NICs a node", "hierarchical", "Two-level AllReduce"),
+])
+def test_allreduce_explorer_draws_the_algorithm_it_predicts(system, algorithm, expect):
+    e = ex("ch07_allreduce.allreduce")
+    data = e.update(system=system, algorithm=algorithm)
+    assert data["prediction"].algorithm == algorithm
+    assert expect in e.svg(data)
+
+
+def test_allreduce_explorer_draws_the_ring_on_the_machines_road():
+    e = ex("ch07_allreduce.allreduce")
+    pcie = e.svg(e.update(system="8x H100 on PCIe Gen5 only", algorithm="ring"))
+    assert 'data-kind="pcie"' in pcie and 'data-kind="nvlink"' not in pcie
+
+
 # --- chapter 8 -----------------------------------------------------------------
 def test_overlap_one_bucket_no_overlap_is_the_sum():
     d = ex("ch08_overlap.overlap").update(n_buckets=1, overlap=False, t_backward_s=0.5)
@@ -299,3 +362,68 @@ def test_myth_checker_covers_all_eight():
         assert d["myth"].key == key
         assert d["myth"].claim in e.readout(d)
         assert math.isfinite(sum(v for _, v in d["evidence"]["bars"]))
+
+
+def test_overlap_diagram_shows_the_explorers_schedule():
+    import xml.etree.ElementTree as ET
+
+    e = ex("ch08_overlap.overlap")
+    for kw in ({"n_buckets": 3}, {"n_buckets": 12, "overlap": False},
+               {"system": "4 nodes x 8 H100, 1 NDR NIC a node"}):
+        data = e.update(**kw)
+        root = ET.fromstring(e.svg(data))
+        comm = [g for g in root.iter() if g.get("class") == "ic-comm"]
+        assert len(comm) == data["schedule"]["n_buckets"]
+        assert f"step = " in e.svg(data) and data["algorithm"] in e.svg(data)
+
+
+def test_scaling_diagram_draws_the_explorers_network():
+    import course_lib as cl
+
+    e = ex("ch09_scaling.scaling")
+    for nics in (1, 8):
+        data = e.update(nics_per_node=nics, nic="NDR")
+        svg = e.svg(data)
+        clu = cl.cluster("H100", nodes=2, nic="NDR", nics_per_node=nics)
+        assert cl.format_bandwidth(clu.inter_bw_bytes_per_s() / 8) in svg
+        assert "Step 2 of 3" in svg and 'class="ic-send"' in svg
+
+
+def test_myth_checker_draws_each_myth():
+    import course_lib as cl
+
+    e = ex("ch11_myths")
+    svgs = {k: e.svg(e.update(myth=k)) for k in cl.content.myth_keys()}
+    ev = cl.content.myth("barriers").evidence()
+    assert f"step = {cl.format_time(ev['every_phase_s'])}" in svgs["barriers"]
+    assert f"step = {cl.format_time(ev['one_barrier_s'])}" in svgs["barriers"]
+    assert "Two-level AllReduce" in svgs["no_domain_limit"] or "node 1" in svgs["no_domain_limit"]
+    assert "one-way tracks" in svgs["nvlink_everywhere"]
+    assert all(s.startswith("<svg") for s in svgs.values())
+
+
+@pytest.mark.parametrize("key", ["tp_inference_70b", "roce_training_1024",
+                                 "edge_cloud_inference", "dgx_h100_175b",
+                                 "tp_token_latency", "hpc_halo_exchange"])
+def test_scenario_diagram_is_the_scenarios_machine_with_both_routes(key):
+    import xml.etree.ElementTree as ET
+
+    import course_lib as cl
+    from course_lib.explorers import ch10_scenarios
+
+    e = ex("ch10_scenarios")
+    data = e.update(scenario=key)
+    svg = e.svg(data)
+    root = ET.fromstring(svg)
+    legs = [g for g in root.iter() if "ic-route-leg" in (g.get("class") or "").split()]
+    assert legs, "no route drawn"
+    params = cl.scenarios.scenario(key)["params"]
+    clu, kw = ch10_scenarios.MACHINES[key](params)
+    # the machine is built from the scenario's own parameters
+    if "gpu" in params:
+        assert clu.gpu == params["gpu"] and params["gpu"] in svg
+    if "nic" in params:
+        assert clu.nic == params["nic"]
+    assert len(kw["route"]) == 2
+    with pytest.raises(ValueError, match="scenario"):
+        ch10_scenarios.machine("no_such_scenario")

@@ -15,3 +15,15 @@ from .style import ROADS, PLACES, road_colour  # noqa: F401
 from .svg import Canvas, Diagram, animate  # noqa: F401
 
 __all__ = ["Canvas", "Diagram", "animate", "ROADS", "PLACES", "road_colour"]
+
+# the city map and routes on it (chapters 0-6)
+from .city import CITY_ROUTES, city_map, copy_path, network_path, route_legs  # noqa: F401,E402
+from .topology import topology_map  # noqa: F401,E402
+
+__all__ += ["city_map", "copy_path", "network_path", "route_legs", "CITY_ROUTES",
+            "topology_map"]
+
+# collectives you watch and a step's timeline (chapters 7-11)
+from . import collectives, timeline  # noqa: E402,F401
+
+__all__ += ["collectives", "timeline"]

@@ -36,10 +36,21 @@ def _attrs(**kw) -> str:
     for k, v in kw.items():
         if v is None or v == "":
             continue
-        name = "class" if k == "cls" else k.rstrip("_").replace("_", "-")
-        val = _num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
-        out.append(f'{name}="{html.escape(val, quote=True)}"')
+        name = _ATTR_NAMES.get(k) or _attr_name(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out.append(f'{name}="{_num(v)}"')      # a number needs no escaping
+        else:
+            out.append(f'{name}="{html.escape(str(v), quote=True)}"')
     return " ".join(out)
+
+
+_ATTR_NAMES: dict = {}
+
+
+def _attr_name(k: str) -> str:
+    name = "class" if k == "cls" else k.rstrip("_").replace("_", "-")
+    _ATTR_NAMES[k] = name
+    return name
 
 
 class Diagram:

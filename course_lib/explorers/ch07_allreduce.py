@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import content, predict, traffic
+from ..draw import collectives as drawn
 from ..analytic import busbw_factor, ring_allreduce_bytes_per_rank
 from ..clusters import cluster
 from ..units import format_bandwidth, format_bytes, format_time
@@ -154,10 +155,37 @@ def readout(data):
             f"per direction, {p.n_ranks} ranks.")
 
 
+def diagram(data):
+    """How the chosen algorithm moves the data on this machine, drawn from its
+    schedule (:mod:`course_lib.draw.collectives`): the ring (first step), the
+    double binary tree over the nodes, NVLS through the NVSwitch, or the two
+    levels (the rail step).  Other collectives than AllReduce: the ring they
+    run on, at the start."""
+    return _algorithm_drawing(data["collective"], data["system"],
+                              data["prediction"].algorithm)
+
+
+@lru_cache(maxsize=64)
+def _algorithm_drawing(collective, system, algo):
+    clu = cluster(**SYSTEMS[system][0])
+    road = "network" if clu.nodes > 1 else clu.intra_link_kind
+    if collective != "allreduce":
+        return drawn.ring_allreduce(min(clu.n_ranks, 8), step=0, road=road)
+    if algo == "nvls":
+        return drawn.nvls(min(clu.gpus_per_node, drawn.MAX_RING_GPUS), step=1)
+    if algo == "tree" and clu.nodes > 1:
+        return drawn.double_binary_tree(min(clu.nodes, 16), step=1)
+    if algo == "hierarchical" and clu.nodes > 1:
+        return drawn.hierarchical(min(clu.nodes, drawn.MAX_DRAWN_NODES),
+                                  min(clu.gpus_per_node, 8), step=2, cluster=clu)
+    return drawn.ring_allreduce(min(clu.n_ranks, 8), step=1, road=road)
+
+
 def explorer() -> Explorer:
     """The collective explorer of chapter 7."""
     return Explorer("Sharing the load: a collective on a real machine", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot)
+                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot,
+                    diagram=diagram)
 
 
 # ---------------------------------------------------------------------------
@@ -167,8 +195,20 @@ STEP_CONTROLS = {
     "n_ranks": {"type": "IntSlider", "min": 2, "max": 8, "value": 4,
                 "description": "GPUs on the ring"},
     "step": {"type": "IntSlider", "min": 0, "max": 14, "value": 0,
-             "description": "after step (0 = start)"},
+             "description": "after step (0 = start)", "play": True,
+             "play_interval": 1100, "max_from": ("n_ranks", lambda n: 2 * (n - 1))},
 }
+
+
+@lru_cache(maxsize=16)
+def _ring_progress(n_ranks):
+    """Per step 0..2(n-1): the share of S each GPU has sent, and the share of
+    all copies of all chunks that hold the full sum."""
+    last = 2 * (n_ranks - 1)
+    full = [float((traffic.ring_allreduce_contributions(n_ranks, k) == n_ranks).mean())
+            for k in range(last + 1)]
+    sent = [k / n_ranks for k in range(last + 1)]
+    return np.array(sent), np.array(full)
 
 
 def step_compute(n_ranks, step):
@@ -176,39 +216,41 @@ def step_compute(n_ranks, step):
     last = 2 * (n_ranks - 1)
     k = min(step, last)
     schedule = traffic.ring_allreduce_schedule(n_ranks)
+    sent, full = _ring_progress(n_ranks)
     return {"n_ranks": n_ranks, "step": k, "last_step": last,
             "contributions": traffic.ring_allreduce_contributions(n_ranks, k),
             "sends": schedule[k - 1] if k else [],
-            "phase": (schedule[k - 1][0]["phase"] if k else "start")}
+            "phase": (schedule[k - 1][0]["phase"] if k else "start"),
+            "sent_share_by_step": sent, "complete_share_by_step": full,
+            "bytes_per_rank_share": ring_allreduce_bytes_per_rank(1.0, n_ranks)}
 
 
 def step_plot(data, fig):
-    fast_layout(fig, left=0.1, right=0.98, bottom=0.14, top=0.88)
+    """Progress of the ring: the share of S each GPU has sent (it ends at
+    2(n-1)/n, :func:`course_lib.ring_allreduce_bytes_per_rank`) and the share of
+    chunk copies that hold the full sum, step by step; the drawing beside it
+    shows the ring itself."""
+    fast_layout(fig, left=0.12, right=0.97, bottom=0.16, top=0.86)
     ax = fig.add_subplot(1, 1, 1)
-    n = data["n_ranks"]
-    c = data["contributions"]
-    ax.imshow(c, cmap="Greens", vmin=0, vmax=n, aspect="auto")
-    sent = {(m["dst"], m["chunk"]) for m in data["sends"]}
-    for r in range(n):
-        for k in range(n):
-            bold = (r, k) in sent
-            ax.text(k, r, f"{c[r, k]}", ha="center", va="center",
-                    fontsize=9, fontweight="bold" if bold else "normal",
-                    color="black" if c[r, k] < n else "white")
-    for r, k in sent:
-        ax.add_patch(_box(k, r))
-    ax.set_xticks(range(n))
-    ax.set_xticklabels([f"chunk {k}" for k in range(n)], fontsize=8)
-    ax.set_yticks(range(n))
-    ax.set_yticklabels([f"GPU {r}" for r in range(n)], fontsize=8)
-    ax.set_title(f"after step {data['step']} of {data['last_step']} "
-                 f"({data['phase']}): ranks summed into each copy", fontsize=9)
-
-
-def _box(x, y):
-    from matplotlib.patches import Rectangle
-
-    return Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec="#d95f02", lw=2.5)
+    n, k, last = data["n_ranks"], data["step"], data["last_step"]
+    steps = np.arange(last + 1)
+    ax.axvspan(0, n - 1, color="#e8f1fa", lw=0)
+    ax.axvspan(n - 1, last, color="#eef7ee", lw=0)
+    ax.text((n - 1) / 2, 2.02, "ReduceScatter", ha="center", va="bottom", fontsize=8)
+    ax.text((n - 1) * 1.5, 2.02, "AllGather", ha="center", va="bottom", fontsize=8)
+    ax.step(steps, data["sent_share_by_step"], where="post", color="#377eb8", lw=2,
+            label="sent by each GPU (x S)")
+    ax.plot(steps, data["complete_share_by_step"], "o-", color="#1b9e77", ms=3, lw=1.5,
+            label="copies fully summed (share)")
+    ax.axhline(data["bytes_per_rank_share"], color="#377eb8", ls=":", lw=1)
+    ax.plot([k], [data["sent_share_by_step"][k]], "o", ms=9, mfc="none", mec="black",
+            mew=2)
+    ax.set_xlim(0, max(last, 1))
+    ax.set_ylim(0, 2.2)
+    ax.set_xlabel("step")
+    ax.legend(fontsize=8, loc="center left")
+    ax.set_title(f"step {k} of {last} ({data['phase']}); each GPU sends "
+                 f"2(n-1)/n = {data['bytes_per_rank_share']:.3g} S", fontsize=9)
 
 
 def step_readout(data):
@@ -226,11 +268,21 @@ def step_readout(data):
     return f"Step {data['step']} ({data['phase']}): {sends}; {what}.{done}"
 
 
+@lru_cache(maxsize=128)
+def step_diagram_at(n_ranks, step):
+    return drawn.ring_allreduce(n_ranks, step=step)
+
+
+def step_diagram(data):
+    """The ring itself at this step: chunks moving between the GPUs
+    (:func:`course_lib.draw.collectives.ring_allreduce`)."""
+    return step_diagram_at(data["n_ranks"], data["step"])
+
+
 def ring_steps_explorer() -> Explorer:
-    """The ring AllReduce stepper of chapter 7."""
-    return Explorer("The ring, step by step (orange boxes: received this step)",
-                    STEP_CONTROLS, step_compute, step_plot, step_readout,
-                    figsize=(6.4, 3.4))
+    """The ring AllReduce stepper of chapter 7: press ▶ to watch it."""
+    return Explorer("The ring, step by step: press ▶", STEP_CONTROLS, step_compute,
+                    step_plot, step_readout, figsize=(5.0, 3.0), diagram=step_diagram)
 
 
 FACTORIES = {"allreduce": explorer, "ring_steps": ring_steps_explorer}

@@ -23,13 +23,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import predict, traffic
+from ..draw import timeline as drawn_timeline
+from ..draw.style import CHUNK_COLOURS
 from ..analytic import gradient_bytes, iteration_time_s
 from ..clusters import cluster
 from ..units import format_bytes, format_time
 from ..widgets import Explorer
 from matplotlib.ticker import MaxNLocator
 
-from ._common import COLOURS, fast_layout, time_formatter
+from ._common import fast_layout, time_formatter
 
 LINKS = {
     "8x H100, NVSwitch": {"gpu": "H100"},
@@ -61,7 +63,8 @@ def compute(n_params, bytes_per_element, system, t_backward_s, n_buckets, overla
     grad = gradient_bytes(n_params, bytes_per_element)
     clu = cluster(**LINKS[system])
     t_comm_one = predict.predict_collective("allreduce", grad, clu).time_s
-    t_bucket = predict.predict_collective("allreduce", grad / n_buckets, clu).time_s
+    bucket = predict.predict_collective("allreduce", grad / n_buckets, clu)
+    t_bucket = bucket.time_s
     sched = traffic.bucket_overlap_schedule(t_backward_s, n_buckets * t_bucket,
                                             n_buckets, overlap=overlap)
     return {"grad_bytes": grad, "system": system, "t_backward_s": t_backward_s,
@@ -69,17 +72,23 @@ def compute(n_params, bytes_per_element, system, t_backward_s, n_buckets, overla
             "schedule": sched, "iteration_s": sched["iteration_s"],
             "sum_s": iteration_time_s(t_backward_s, t_comm_one, overlap=False),
             "max_s": iteration_time_s(t_backward_s, t_comm_one, overlap=True),
-            "exposed_s": sched["exposed_comm_s"]}
+            "exposed_s": sched["exposed_comm_s"], "algorithm": bucket.algorithm,
+            "n_ranks": clu.n_ranks}
 
 
 def plot(data, fig):
     fast_layout(fig, left=0.15, bottom=0.17, top=0.88)
     ax = fig.add_subplot(1, 1, 1)
     s = data["schedule"]
-    ax.broken_barh([(a, b - a) for a, b in s["compute"]], (1.1, 0.8),
-                   facecolors="#7570b3", edgecolor="white")
-    ax.broken_barh([(a, b - a) for a, b in s["comm"]], (0.1, 0.8),
-                   facecolors=COLOURS["nvlink"], edgecolor="white")
+    # one colour per gradient bucket: the backward pass produces bucket k,
+    # then bucket k's AllReduce runs (ReduceScatter solid, AllGather light)
+    colours = [CHUNK_COLOURS[i % len(CHUNK_COLOURS)] for i in range(len(s["comm"]))]
+    ax.broken_barh([(a, b - a) for a, b in s["compute"][-len(s["comm"]):]], (1.1, 0.8),
+                   facecolors=colours, edgecolor="white")
+    ax.broken_barh([(a, (b - a) / 2) for a, b in s["comm"]], (0.1, 0.8),
+                   facecolors=colours, edgecolor="none")
+    ax.broken_barh([((a + b) / 2, (b - a) / 2) for a, b in s["comm"]], (0.1, 0.8),
+                   facecolors=colours, edgecolor="none", alpha=0.5)
     for x, style, name in ((data["sum_s"], "--", "sum"), (data["max_s"], ":", "max")):
         ax.axvline(x, color="black", ls=style, lw=1)
         ax.text(x, 2.05, f" {name}", fontsize=8, va="bottom")
@@ -105,10 +114,24 @@ def readout(data):
             f"communication left exposed: <b>{format_time(data['exposed_s'])}</b>.")
 
 
+def diagram(data):
+    """The step as a timeline of phases, buckets and ring steps
+    (:func:`course_lib.draw.timeline.bucket_timeline`)."""
+    label = ("overlap: each bucket reduced when ready" if data["schedule"]["overlap"]
+             else "no overlap: all buckets reduced after backward")
+    return drawn_timeline.bucket_timeline(
+        [(label, data["schedule"])], n_ranks=data["n_ranks"],
+        algorithm=data["algorithm"],
+        title=f"{format_bytes(data['grad_bytes'])} of gradients, "
+              f"{data['schedule']['n_buckets']} buckets, {data['algorithm']} on "
+              f"{data['system']}")
+
+
 def explorer() -> Explorer:
     """The bucketed-overlap explorer of chapter 8."""
     return Explorer("Staggered rush hours: overlap gradient buckets with backward",
-                    CONTROLS, compute, plot, readout, figsize=(7.2, 3.2))
+                    CONTROLS, compute, plot, readout, figsize=(7.2, 3.2),
+                    diagram=diagram)
 
 
 # ---------------------------------------------------------------------------

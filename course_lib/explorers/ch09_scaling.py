@@ -33,6 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import predict
+from ..draw import collectives as drawn
 from ..analytic import (amdahl_limit, amdahl_speedup, bandwidth_growth_bytes_per_s,
                         busbw_bytes_per_s, comm_speedup, gradient_bytes, iteration_time_s,
                         ring_allreduce_bytes_per_rank)
@@ -166,10 +167,26 @@ def readout(data):
             f"{format_bytes(data['sent_per_gpu_bytes'])}.")
 
 
+@lru_cache(maxsize=64)
+def _boundary(nic, nics_per_node):
+    clu = _cluster(2 * GPUS_PER_NODE, nic, nics_per_node)
+    return drawn.hierarchical(2, GPUS_PER_NODE, step=2, cluster=clu)
+
+
+def diagram(data):
+    """Where the NVLink domain ends: two nodes (districts) of the explorer's
+    machine, maglev inside, one rail per GPU between them, at the step of a
+    two-level AllReduce that crosses the network
+    (:func:`course_lib.draw.collectives.hierarchical`, with the cluster's
+    per-GPU rates inside and across)."""
+    return _boundary(data["nic"], data["nics_per_node"])
+
+
 def explorer() -> Explorer:
     """The scaling explorer of chapter 9."""
     return Explorer("How big can the city grow? Speed-up from 1 to 1,024 GPUs",
-                    CONTROLS, compute, plot, readout, figsize=(7.2, 3.6))
+                    CONTROLS, compute, plot, readout, figsize=(7.2, 3.6),
+                    diagram=diagram)
 
 
 # ---------------------------------------------------------------------------

@@ -13,7 +13,11 @@ improved set-up, the readout compares the model's gain with the seed's claim.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .. import scenarios
+from ..clusters import cluster
+from ..draw import city_map
 from ..units import format_time
 from ..widgets import Explorer
 from matplotlib.ticker import MaxNLocator
@@ -92,7 +96,49 @@ def readout(data):
             f"{format_time(r['improved']['total_s'])}.")
 
 
+def _tp(p):
+    return cluster(p["gpu"], gpus_per_node=p["n_gpus"]), {"route": ["p2p-pcie", "p2p-nvlink"]}
+
+
+#: Each scenario's machine, built from its own parameters, and the routes of its
+#: baseline and its improvement drawn on it (the roads the claimed gain depends on).
+MACHINES = {
+    "tp_inference_70b": _tp,
+    "tp_token_latency": _tp,
+    "roce_training_1024": lambda p: (
+        cluster(p["gpu"], nodes=p["nodes"], nic=p["nic"]), {"route": ["tcp", "rdma"]}),
+    # the scenario names no GPU: one factory per city, an edge gateway and a server
+    "edge_cloud_inference": lambda p: (
+        cluster("A100", gpus_per_node=1, nodes=2, nic=p["nic"]),
+        {"route": ["tcp", "rdma"], "distance_m": p["distance_km"] * 1e3, "pair": (0, 0)}),
+    "dgx_h100_175b": lambda p: (
+        cluster("H100", nodes=p["n_gpus"] // p["tp"], nic=p["nic"]),
+        {"route": ["p2p-pcie", "p2p-nvlink"]}),
+    "hpc_halo_exchange": lambda p: (
+        cluster(p["gpu"]), {"route": ["p2p-staged", "p2p-nvlink"]}),
+}
+
+
+@lru_cache(maxsize=16)
+def machine(scenario: str):
+    """The scenario's machine drawn as the city, with the baseline's and the
+    improvement's routes on it (:func:`course_lib.draw.city_map`).
+
+    >>> "ic-route-leg" in machine("tp_inference_70b").svg
+    True
+    """
+    if scenario not in MACHINES:
+        raise ValueError(f"scenario must be one of {sorted(MACHINES)}, got {scenario!r}")
+    clu, kw = MACHINES[scenario](scenarios.scenario(scenario)["params"])
+    return city_map(clu, **kw)
+
+
+def diagram(data):
+    """The chosen scenario's machine (:func:`machine`)."""
+    return machine(data["result"]["key"])
+
+
 def explorer() -> Explorer:
     """The scenario calculator of chapter 10."""
     return Explorer("The city at work: scenario calculator", CONTROLS, compute, plot,
-                    readout, figsize=(7.2, 3.0), replot=replot)
+                    readout, figsize=(7.2, 3.0), replot=replot, diagram=diagram)

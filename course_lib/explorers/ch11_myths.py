@@ -12,7 +12,13 @@ True
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .. import content
+from ..clusters import cluster
+from ..draw import collectives as drawn
+from ..draw import timeline as drawn_timeline
+from ..traffic import straggler_phase_times_s
 from ..widgets import Explorer
 from matplotlib.ticker import MaxNLocator
 
@@ -61,10 +67,36 @@ def readout(data):
             f"<b>Evidence:</b> {data['evidence']['summary']}")
 
 
+#: Which drawing illustrates which myth (the rest: a road is two one-way tracks,
+#: the number every bandwidth myth starts from).  Each is drawn once per session.
+_DRAWINGS = {
+    "no_domain_limit": lambda: drawn.hierarchical(
+        2, 8, step=2, cluster=cluster("H100", nodes=2, nic="NDR")),
+    "small_messages": lambda: drawn.ring_allreduce(8, step=1),
+    # the same simulated GPUs as the myth's evidence (content._ev_barriers)
+    "barriers": lambda: drawn_timeline.barrier_timeline(
+        straggler_phase_times_s(8, 24, 0.01, jitter=0.1, seed=7),
+        title="8 GPUs, 24 layers of 10 ms with 10 % noise"),
+}
+
+
+def diagram(data):
+    """The myth drawn: the NVLink domain's edge for "no domain limit", the ring's
+    2(n-1) latency steps for "small messages", the GPUs waiting at every barrier
+    for "barriers", and for the others one road as two one-way tracks
+    (:func:`course_lib.draw.collectives.two_way_tracks`)."""
+    return _drawing(data["myth"].key if data["myth"].key in _DRAWINGS else "")
+
+
+@lru_cache(maxsize=16)
+def _drawing(key):
+    return _DRAWINGS[key]() if key else drawn.two_way_tracks("H100")
+
+
 def explorer() -> Explorer:
     """The myth checker of chapter 11."""
     return Explorer("Rumours: check a myth against the models", CONTROLS, compute,
-                    plot, readout, figsize=(7.2, 2.8))
+                    plot, readout, figsize=(7.2, 2.8), diagram=diagram)
 
 
 __all__ = ["explorer"]

@@ -1,0 +1,912 @@
+"""Collectives you watch: the ring, the double binary tree, NVLS and the two-level AllReduce.
+
+Every drawing reads the schedule it shows from the model that defines it, so
+a picture cannot disagree with a number:
+
+* :func:`ring_allreduce` -- sends from :func:`course_lib.traffic.ring_allreduce_schedule`,
+  how much of the sum each copy of each chunk holds from
+  :func:`course_lib.traffic.ring_allreduce_contributions`;
+* :func:`double_binary_tree` -- parents from :func:`course_lib.topology.double_binary_tree`;
+* :func:`nvls` -- the in-switch AllReduce of :func:`course_lib.sim.schedules.in_switch`
+  (up to the switch, reduced there, down to every GPU);
+* :func:`hierarchical` -- the three phases of :func:`course_lib.sim.schedules.hierarchical`
+  (ReduceScatter in each node, AllReduce on each rail, AllGather in each node),
+  the sends of each phase taken from the simulator's own template.
+
+Each takes ``step``: a whole number draws the state after that step with the
+sends of that step as arrows; ``step=None`` returns the animated version (one
+SMIL-animated SVG over every state, see :func:`course_lib.draw.svg.animate`),
+which plays without a script in JupyterLab and in the static HTML edition.
+:func:`ring_allreduce_strip` lays every state of the ring side by side, for
+paper.
+
+CSS classes for tests and the browser: ``ic-gpu`` (a GPU), ``ic-chunk`` (one
+chunk slot; ``data-rank``, ``data-chunk``, ``data-have`` = how many GPUs'
+data it holds), ``ic-send`` (one arrow; ``data-src``, ``data-dst``,
+``data-chunk``), ``ic-frame`` (one state of an animation).
+
+>>> d = ring_allreduce(4, step=1)
+>>> d.svg.count('class="ic-send"'), d.svg.count('class="ic-gpu"')
+(4, 4)
+>>> ring_allreduce(4).svg.count('class="ic-frame"')
+7
+>>> ring_allreduce(4, step=7)
+Traceback (most recent call last):
+...
+ValueError: step must be an integer >= 0 and <= 6, got 7
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import traffic
+from ..topology import double_binary_tree as _dbt_parents
+from ..units import check_int, check_positive
+from .style import CHUNK_COLOURS, PLACES, ROADS
+from .svg import Canvas, Diagram, animate
+
+__all__ = ["ring_allreduce", "ring_allreduce_strip", "ring_state",
+           "double_binary_tree", "tree_steps", "nvls", "nvls_steps",
+           "hierarchical", "hierarchical_phases", "two_way_tracks", "MAX_RING_GPUS",
+           "MAX_DRAWN_NODES"]
+
+#: Most GPUs a ring drawing shows (one colour per chunk, readable slots).
+MAX_RING_GPUS = len(CHUNK_COLOURS)
+#: Most nodes a two-level drawing shows side by side at notebook width (more
+#: nodes only repeat the pattern: one more district on every rail).
+MAX_DRAWN_NODES = 4
+_INK = "#222"
+_MUTED = "#666"
+_FRAME_S = 1.1          # seconds a state stays on screen in an animation
+
+
+def _chunk_colour(k: int) -> str:
+    return CHUNK_COLOURS[k % len(CHUNK_COLOURS)]
+
+
+def _check_step(step, last: int) -> int:
+    return check_int(step, "step", minimum=0, maximum=last)
+
+
+def _slots(c: Canvas, x, y, fills, colours, w, h, rank, received=(), gap=2,
+           chunks=None, numbers=False):
+    """A row of chunk slots: outline in the chunk's colour, filled from the
+    bottom by the share of the sum it holds; a full slot gets a white tick,
+    a slot that just received data a black border.  ``fills`` holds
+    ``(have, fraction)`` pairs; ``chunks`` the chunk numbers of the slots
+    (default 0, 1, ...), ``received`` those that arrived this step;
+    ``numbers`` writes ``have`` in the slots that are not complete."""
+    chunks = list(range(len(fills))) if chunks is None else list(chunks)
+    for j, (f, col, k) in enumerate(zip(fills, colours, chunks)):
+        xx = x + j * (w + gap)
+        have, frac = f
+        got = k in received
+        with c.group(cls="ic-chunk", data_rank=rank, data_chunk=k, data_have=have):
+            c.rect(xx, y, w, h, fill="#f4f4f4", stroke=_INK if got else col,
+                   width=2.4 if got else 1.2, rx=2)
+            fh = max(frac, 0.0) * (h - 2)
+            if fh > 0:
+                c.rect(xx + 1, y + h - 1 - fh, w - 2, fh, fill=col, stroke="none",
+                       width=0, rx=1)
+            if frac >= 1 - 1e-9 and w >= 9:
+                c.text(xx + w / 2, y + h / 2 + 1, "✓", size=11, fill="white",
+                       weight="bold")
+            elif numbers and w >= 12:
+                c.text(xx + w / 2, y + h / 2 + 1, str(have), size=11,
+                       fill="white" if frac > 0.5 else _INK, weight="bold")
+
+
+def _curved_arrow(c: Canvas, x1, y1, x2, y2, bend, colour, width=3.0, head=9,
+                  label=None, label_fill=None, cls="ic-send", **data):
+    """A quadratic curve from (x1, y1) to (x2, y2) bulging ``bend`` px to its
+    left, with an arrowhead and an optional label at the bulge."""
+    mx, my = (x1 + x2) / 2, (y1 + y2) / 2
+    dx, dy = x2 - x1, y2 - y1
+    length = math.hypot(dx, dy) or 1.0
+    nx, ny = -dy / length, dx / length
+    qx, qy = mx + nx * bend, my + ny * bend
+    ang = math.atan2(y2 - qy, x2 - qx)
+    bx, by = x2 - head * math.cos(ang), y2 - head * math.sin(ang)
+    with c.group(cls=cls, **data):
+        c.path(f"M{x1:.1f},{y1:.1f} Q{qx:.1f},{qy:.1f} {bx:.1f},{by:.1f}",
+               stroke=colour, width=width)
+        c.polygon([(x2, y2),
+                   (bx + head * 0.55 * math.sin(ang), by - head * 0.55 * math.cos(ang)),
+                   (bx - head * 0.55 * math.sin(ang), by + head * 0.55 * math.cos(ang))],
+                  fill=colour)
+        if label:
+            lx, ly = (mx + qx) / 2 + nx * 4, (my + qy) / 2 + ny * 4
+            c.rect(lx - 13, ly - 8, 26, 16, fill=label_fill or "white", stroke=colour,
+                   width=1, rx=3)
+            c.text(lx, ly + 1, label, size=11, fill=_INK, weight="bold")
+
+
+def _trim(x1, y1, x2, y2, hw, hh, gap=3.0):
+    """The segment between two boxes' centres, cut back to the boxes' edges
+    (half width ``hw``, half height ``hh``) plus ``gap``."""
+    dx, dy = x2 - x1, y2 - y1
+    length = math.hypot(dx, dy) or 1.0
+    t = min(hw / abs(dx) if dx else math.inf, hh / abs(dy) if dy else math.inf)
+    cut = min(t * length + gap, 0.45 * length)
+    ux, uy = dx / length, dy / length
+    return x1 + ux * cut, y1 + uy * cut, x2 - ux * cut, y2 - uy * cut
+
+
+def _chunk_key(c: Canvas, x, y, n, slot=14):
+    """'chunk 0 1 2 ...' in the chunk colours, and what a slot's fill means."""
+    c.text(x, y, "chunks:", size=11, anchor="start", fill=_MUTED)
+    for k in range(n):
+        xx = x + 50 + k * (slot + 4)
+        c.rect(xx, y - 7, slot, 14, fill=_chunk_colour(k), stroke="none", rx=2)
+        c.text(xx + slot / 2, y + 1, str(k), size=11, fill="white", weight="bold")
+
+
+# ---------------------------------------------------------------------------
+# the ring
+# ---------------------------------------------------------------------------
+def ring_state(n: int, step: int) -> dict:
+    """The ring AllReduce of ``n`` GPUs after ``step`` steps, as the drawing shows it.
+
+    Returns
+    -------
+    dict
+        ``have`` (n x n ints: how many GPUs' data rank r's copy of chunk k
+        holds, :func:`course_lib.traffic.ring_allreduce_contributions`),
+        ``sends`` (the sends of this step, from
+        :func:`course_lib.traffic.ring_allreduce_schedule`; empty at step 0),
+        ``phase`` (``"start"``, ``"reduce-scatter"`` or ``"all-gather"``) and
+        ``last_step`` = 2(n-1).
+
+    >>> s = ring_state(3, 2)
+    >>> s["phase"], [m["chunk"] for m in s["sends"]], s["have"].tolist()
+    ('reduce-scatter', [2, 0, 1], [[1, 3, 2], [2, 1, 3], [3, 2, 1]])
+    """
+    n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
+    last = 2 * (n - 1)
+    k = _check_step(step, last)
+    sends = traffic.ring_allreduce_schedule(n)[k - 1] if k else []
+    return {"n": n, "step": k, "last_step": last, "sends": sends,
+            "phase": sends[0]["phase"] if sends else "start",
+            "have": traffic.ring_allreduce_contributions(n, k)}
+
+
+_PHASE_NAME = {"start": "before the first step", "reduce-scatter": "ReduceScatter",
+               "all-gather": "AllGather"}
+
+
+def _ring_caption(state) -> tuple[str, str, str]:
+    n, k, last = state["n"], state["step"], state["last_step"]
+    if k == 0:
+        return (f"{n} GPUs on a ring, each buffer S cut into {n} chunks",
+                "Every copy holds only its own GPU's data.", "")
+    if state["phase"] == "reduce-scatter":
+        what = "each GPU sends S/n to the next, which adds it to its copy"
+    else:
+        what = "each GPU forwards a finished chunk (S/n); the next one keeps it"
+    head = f"Step {k} of {last}: {_PHASE_NAME[state['phase']]}"
+    if k == n - 1:
+        tail = "ReduceScatter done: every GPU holds one chunk fully summed."
+    elif k == last:
+        tail = "AllReduce done: every GPU holds every chunk fully summed."
+    else:
+        tail = ""
+    return head, what, tail
+
+
+def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Canvas:
+    state = ring_state(n, step)
+    per_row = n if n <= 4 else math.ceil(n / 2) if n <= 8 else 4
+    rows = math.ceil(n / per_row)
+    slot_w, slot_h = (18, 24) if n <= 8 else (14, 20)
+    box_w = per_row * (slot_w + 2) + 18
+    box_h = 24 + rows * (slot_h + 4) + 4
+    # adjacent boxes at least ~80 px apart along the chord, so arrows show
+    chord = max(box_w, box_h) + (110 if n <= 8 else 70)
+    radius = max(150.0, chord / (2 * math.sin(math.pi / n)) if n > 2 else 150.0)
+    width = max(640.0, 2 * radius + box_w + 60)
+    top = 78
+    cx, cy = width / 2, top + radius + box_h / 2 + 10
+    height = cy + radius + box_h / 2 + 84
+    c = Canvas(width, height, title=title or f"Ring AllReduce of {n} GPUs, step "
+               f"{state['step']} of {state['last_step']}")
+    head, what, tail = _ring_caption(state)
+    c.text(width / 2, 18, head, size=15, weight="bold")
+    c.text(width / 2, 40, what, size=12, fill=_INK)
+    if tail:
+        c.text(width / 2, 60, tail, size=12, weight="bold", fill="#1b6e4f")
+    # the ring road
+    c.circle(cx, cy, radius, fill="none", stroke=ROADS[road].colour, width=5,
+             opacity=0.25, cls="ic-road", data_kind=road)
+    pos = [(cx + radius * math.sin(2 * math.pi * r / n),
+            cy - radius * math.cos(2 * math.pi * r / n)) for r in range(n)]
+    received = {}
+    for m in state["sends"]:
+        received.setdefault(m["dst"], set()).add(m["chunk"])
+    # sends: a curve along the ring from one box to the next
+    half = math.hypot(box_w, box_h) / 2 + 4
+    for m in state["sends"]:
+        a0 = 2 * math.pi * m["src"] / n
+        a1 = 2 * math.pi * (m["src"] + 1) / n
+        if n == 2 and m["src"] == 1:           # two GPUs: the way back on the left
+            a1 = 2 * math.pi
+        pad = min(0.4 * (a1 - a0), 2 * math.asin(min(1.0, half / (2 * radius))))
+        p0 = (cx + radius * math.sin(a0 + pad), cy - radius * math.cos(a0 + pad))
+        p1 = (cx + radius * math.sin(a1 - pad), cy - radius * math.cos(a1 - pad))
+        col = _chunk_colour(m["chunk"])
+        _curved_arrow(c, *p0, *p1, bend=-22 if n > 2 else -110, colour=col,
+                      width=3.5, label=f"c{m['chunk']}", data_src=m["src"],
+                      data_dst=m["dst"], data_chunk=m["chunk"], data_phase=m["phase"])
+    fill, name = PLACES["gpu"][0], PLACES["gpu"][1]
+    for r, (x, y) in enumerate(pos):
+        with c.group(cls="ic-gpu", data_rank=r):
+            c.rect(x - box_w / 2, y - box_h / 2, box_w, box_h, fill=fill,
+                   stroke=ROADS[road].colour, width=1.6, rx=7,
+                   title=f"GPU {r} ({name} {r})")
+            c.text(x, y - box_h / 2 + 12, f"GPU {r}", size=12, weight="bold")
+            got = received.get(r, set())
+            for row in range(rows):
+                ks = list(range(row * per_row, min(n, (row + 1) * per_row)))
+                fills = [(int(state["have"][r][k]), state["have"][r][k] / n) for k in ks]
+                _slots(c, x - box_w / 2 + 9, y - box_h / 2 + 24 + row * (slot_h + 4),
+                       fills, [_chunk_colour(k) for k in ks], slot_w, slot_h, rank=r,
+                       received=got, chunks=ks, numbers=True)
+    # centre: where we are
+    c.text(cx, cy - 22, f"step {state['step']} / {state['last_step']}", size=20,
+           weight="bold", fill=_INK)
+    phase = _PHASE_NAME[state["phase"]] if state["step"] else "start"
+    c.text(cx, cy + 4, phase, size=14, fill=_MUTED)
+    sent = state["step"]
+    c.text(cx, cy + 26, f"sent so far: {sent}/{n} of S per GPU"
+           if sent else "nothing sent yet", size=12, fill=_MUTED)
+    # key
+    y0 = height - 58
+    _chunk_key(c, 16, y0, n)
+    c.text(16, y0 + 20, "Number and fill = how many GPUs' data that copy holds; "
+           f"✓ = all {n}; black border = arrived this step.", size=11,
+           anchor="start", fill=_MUTED)
+    c.legend(16, y0 + 40, [road])
+    return c
+
+
+def _check_road(road) -> str:
+    if road not in ROADS:
+        raise ValueError(f"road must be one of {sorted(ROADS)}, got {road!r}")
+    return road
+
+
+def ring_allreduce(n: int = 4, step: int | None = None,
+                   seconds_per_step: float = _FRAME_S, road: str = "nvlink") -> Diagram:
+    """The ring AllReduce of ``n`` GPUs drawn as chunks moving around a ring.
+
+    Parameters
+    ----------
+    n : int
+        GPUs on the ring, 2 to 12 (each buffer is cut into ``n`` chunks).
+    step : int or None
+        0 (the start) to 2(n-1): the state after that many steps, with that
+        step's sends as arrows, coloured by chunk.  ``None``: the animation
+        of all 2(n-1)+1 states.
+    seconds_per_step : float
+        How long each state stays on screen in the animation.
+    road : str
+        The kind of road the ring runs on (a key of
+        :data:`course_lib.draw.ROADS`: ``"nvlink"``, ``"pcie"``, ``"network"``).
+
+    Returns
+    -------
+    Diagram
+
+    Notes
+    -----
+    Steps 1..n-1 are the ReduceScatter (the receiver adds), steps n..2(n-1)
+    the AllGather (the receiver keeps the finished chunk); every GPU sends
+    S/n each step, 2(n-1)/n x S in all.  Chapter 7.
+
+    >>> d = ring_allreduce(3, step=2)
+    >>> d.svg.count('data-have="3"')      # after ReduceScatter: one full chunk per GPU
+    3
+    """
+    n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
+    road = _check_road(road)
+    secs = check_positive(seconds_per_step, "seconds_per_step")
+    if step is not None:
+        return _ring_frame(n, step, road=road).diagram()
+    frames = [_ring_frame(n, k, road=road).to_svg() for k in range(2 * (n - 1) + 1)]
+    return animate(frames, secs,
+                   title=f"Ring AllReduce of {n} GPUs, animated: "
+                   f"{2 * (n - 1)} steps")
+
+
+def ring_allreduce_strip(n: int = 4, columns: int | None = None) -> Diagram:
+    """Every state of the ring AllReduce side by side (small multiples, for paper).
+
+    Each panel is a GPU x chunk grid of slots, filled by the share of the sum
+    each copy holds, with the step's phase; rows are GPUs, columns chunks.
+
+    >>> ring_allreduce_strip(3).svg.count('class="ic-panel"')
+    5
+    """
+    n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
+    last = 2 * (n - 1)
+    slot = 12
+    pw = 46 + n * (slot + 2) + 14
+    cols = check_int(columns if columns is not None else
+                     max(1, min(last + 1, int(860 // pw))), "columns",
+                     minimum=1, maximum=last + 1)
+    ph = 40 + n * (slot + 4) + 8
+    rows = math.ceil((last + 1) / cols)
+    width, height = cols * pw + 20, rows * ph + 40
+    c = Canvas(width, height, title=f"Ring AllReduce of {n} GPUs, every step")
+    c.text(10, 14, f"Ring AllReduce, {n} GPUs: rows = GPUs, columns = chunks; "
+           "fill = share of the sum", size=12, anchor="start", weight="bold")
+    for k in range(last + 1):
+        s = ring_state(n, k)
+        x0 = 10 + (k % cols) * pw
+        y0 = 30 + (k // cols) * ph
+        received = {}
+        for m in s["sends"]:
+            received.setdefault(m["dst"], set()).add(m["chunk"])
+        with c.group(cls="ic-panel", data_step=k):
+            c.rect(x0, y0, pw - 8, ph - 6, fill="white", stroke="#ccc", rx=5)
+            phase = {"start": "start", "reduce-scatter": "RS",
+                     "all-gather": "AG"}[s["phase"]]
+            c.text(x0 + 8, y0 + 14, f"step {k}: {phase}", size=11, anchor="start",
+                   weight="bold")
+            for r in range(n):
+                yy = y0 + 26 + r * (slot + 4)
+                c.text(x0 + 8, yy + slot / 2, f"GPU {r}", size=11, anchor="start",
+                       fill=_MUTED)
+                _slots(c, x0 + 46, yy, [(int(h), h / n) for h in s["have"][r]],
+                       [_chunk_colour(j) for j in range(n)], slot, slot, rank=r,
+                       received=received.get(r, ()))
+    return c.diagram()
+
+
+# ---------------------------------------------------------------------------
+# NCCL's double binary tree
+# ---------------------------------------------------------------------------
+def _depths(parent: dict) -> dict:
+    depth = {}
+    for v in parent:
+        d, u = 0, v
+        while parent[u] is not None:
+            u = parent[u]
+            d += 1
+        depth[v] = d
+    return depth
+
+
+def tree_steps(nodes: int) -> dict:
+    """The double binary tree AllReduce, level by level, as the drawing shows it.
+
+    Both trees of :func:`course_lib.topology.double_binary_tree` run at once,
+    each on half of the data.  Reduce: the deepest members send up first,
+    one level a step; broadcast: the roots send down, one level a step.
+
+    Returns
+    -------
+    dict
+        ``trees`` (the two ``{member: parent}`` dicts), ``depth`` (per tree),
+        ``last_step`` = 2 x the deeper tree's depth, ``sends`` (per step 1..last,
+        a list of ``(tree, src, dst, "reduce" | "broadcast")``), ``have``
+        (per step 0..last, per tree, per member: how many members' data its
+        copy of that half holds) and ``sends_per_node`` (bytes each member
+        sends per byte of S, both trees: 1/2 up to its parent and 1/2 down to
+        each child -- the max is :func:`course_lib.topology.tree_sends_per_node`).
+
+    >>> s = tree_steps(4)
+    >>> s["last_step"], s["sends"][1]
+    (4, [(0, 1, 2, 'reduce'), (0, 3, 2, 'reduce'), (1, 2, 1, 'reduce'), (1, 0, 1, 'reduce')])
+    >>> max(s["sends_per_node"])
+    2.0
+    """
+    nodes = check_int(nodes, "nodes", minimum=2, maximum=32)
+    trees = _dbt_parents(nodes)
+    depths = [_depths(t) for t in trees]
+    levels = max(max(d.values()) for d in depths)
+    have = [[{v} for v in range(nodes)] for _ in trees]
+    states = [[[len(s) for s in h] for h in have]]
+    sends = [None]
+    for s in range(1, 2 * levels + 1):
+        step = []
+        if s <= levels:          # reduce: members at depth levels - s + 1 send up
+            lvl = levels - s + 1
+            for t, parent in enumerate(trees):
+                for v, p in parent.items():
+                    if p is not None and depths[t][v] == lvl:
+                        step.append((t, v, p, "reduce"))
+        else:                    # broadcast: members at depth s - levels receive
+            lvl = s - levels
+            for t, parent in enumerate(trees):
+                for v, p in parent.items():
+                    if p is not None and depths[t][v] == lvl:
+                        step.append((t, p, v, "broadcast"))
+        snap = [[set(x) for x in h] for h in have]
+        for t, a, b, kind in step:
+            if kind == "reduce":
+                have[t][b] |= snap[t][a]
+            else:
+                have[t][b] = set(snap[t][a])
+        sends.append(step)
+        states.append([[len(x) for x in h] for h in have])
+    per_node = [0.0] * nodes
+    for parent in trees:
+        for v, p in parent.items():
+            if p is not None:
+                per_node[v] += 0.5
+                per_node[p] += 0.5
+    return {"nodes": nodes, "trees": trees, "depth": depths, "levels": levels,
+            "last_step": 2 * levels, "sends": sends, "have": states,
+            "sends_per_node": per_node}
+
+
+def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
+    k = _check_step(step, info["last_step"])
+    levels = info["levels"]
+    width = max(620.0, min(880.0, 60 + nodes * 64))
+    level_h = 52
+    panel_h = 34 + (levels + 1) * level_h
+    top = 54
+    height = top + 2 * panel_h + 96
+    c = Canvas(width, height, title=f"Double binary tree over {nodes} nodes, step "
+               f"{k} of {info['last_step']}")
+    if k == 0:
+        head = (f"{nodes} nodes, two binary trees: each carries half of S "
+                "(reduce up, then broadcast down)")
+    elif k <= levels:
+        head = (f"Step {k} of {info['last_step']}: reduce — children send their "
+                "partial sums up, the parent adds")
+    else:
+        head = (f"Step {k} of {info['last_step']}: broadcast — parents send the "
+                "finished sum down")
+    c.text(width / 2, 18, head, size=13, weight="bold")
+    if k == info["last_step"]:
+        c.text(width / 2, 38, "Done: every node holds both halves fully summed.",
+               size=12, fill="#1b6e4f")
+    active = {(t, a, b) for t, a, b, _ in (info["sends"][k] or [])} if k else set()
+    dx = (width - 60) / nodes
+    xs = [30 + dx * (v + 0.5) for v in range(nodes)]
+    node_w = min(52.0, dx - 8)
+    for t, parent in enumerate(info["trees"]):
+        y0 = top + t * panel_h
+        col = _chunk_colour(t)
+        c.text(14, y0 + 10, f"tree {t + 1}: carries the {'first' if t == 0 else 'second'}"
+               " half of S", size=12, anchor="start", weight="bold", fill=col)
+        ys = {v: y0 + 40 + info["depth"][t][v] * level_h for v in parent}
+        for v, p in parent.items():            # roads first
+            if p is None:
+                continue
+            c.line(xs[v], ys[v], xs[p], ys[p], stroke=col, width=2, opacity=0.35,
+                   cls="ic-tree-edge", data_tree=t, data_child=v, data_parent=p)
+        for v, p in parent.items():            # this step's sends
+            if p is None:
+                continue
+            for a, b in ((v, p), (p, v)):
+                if (t, a, b) in active:
+                    x1, y1, x2, y2 = _trim(xs[a], ys[a], xs[b], ys[b], node_w / 2, 14)
+                    _curved_arrow(c, x1, y1, x2, y2, bend=0, colour=col, width=4,
+                                  data_src=a, data_dst=b, data_tree=t)
+        have = info["have"][k][t]
+        for v in parent:
+            x, y = xs[v], ys[v]
+            with c.group(cls="ic-gpu", data_rank=v, data_tree=t):
+                c.rect(x - node_w / 2, y - 14, node_w, 28, fill=PLACES["nic"][0],
+                       stroke=ROADS["network"].colour, width=1.4, rx=6,
+                       title=f"node {v}" + (" (root)" if parent[v] is None else ""))
+                frac = have[v] / nodes
+                with c.group(cls="ic-chunk", data_rank=v, data_chunk=t,
+                             data_have=have[v]):
+                    c.rect(x - node_w / 2 + 4, y + 5, node_w - 8, 6, fill="#e2e2e2",
+                           stroke="none", rx=1)
+                    c.rect(x - node_w / 2 + 4, y + 5, (node_w - 8) * frac, 6, fill=col,
+                           stroke="none", rx=1)
+                c.text(x, y - 5, f"{v}" + ("★" if parent[v] is None else ""),
+                       size=12, weight="bold")
+    y = top + 2 * panel_h + 4
+    c.text(14, y, "Bytes each node sends per byte of S (both trees, ½ up and ½ down "
+           "each edge):", size=11, anchor="start", fill=_MUTED)
+    busiest = max(info["sends_per_node"])
+    for v in range(nodes):
+        s = info["sends_per_node"][v]
+        c.text(xs[v], y + 18, f"{s:g}", size=11, weight="bold" if s == busiest else None,
+               fill="#b00" if s == busiest else _INK)
+    c.text(14, y + 40, "★ = root; the bar under a node = share of all nodes' data "
+           "summed into its copy of that half.", size=11, anchor="start", fill=_MUTED)
+    c.legend(14, y + 60, ["network"])
+    return c
+
+
+def double_binary_tree(nodes: int = 8, step: int | None = None,
+                       seconds_per_step: float = _FRAME_S) -> Diagram:
+    """NCCL's double binary tree over ``nodes`` members, step by step.
+
+    Parameters
+    ----------
+    nodes : int
+        Members of the trees (nodes of a cluster), 2 to 32.
+    step : int or None
+        0 to 2 x depth (:func:`tree_steps`); ``None``: the animation.
+
+    Notes
+    -----
+    The two trees are :func:`course_lib.topology.double_binary_tree`; a
+    member inner in one tree is a leaf in the other, so no member sends more
+    than 2 S (:func:`course_lib.topology.tree_sends_per_node`), and there
+    are only about ``2 log2(nodes)`` steps instead of the ring's
+    ``2 (nodes - 1)``.  Chapter 7.
+
+    >>> d = double_binary_tree(4, step=1)
+    >>> d.svg.count('class="ic-tree-edge"')
+    6
+    """
+    nodes = check_int(nodes, "nodes", minimum=2, maximum=32)
+    info = tree_steps(nodes)
+    secs = check_positive(seconds_per_step, "seconds_per_step")
+    if step is not None:
+        return _tree_frame(nodes, step, info).diagram()
+    frames = [_tree_frame(nodes, k, info).to_svg()
+              for k in range(info["last_step"] + 1)]
+    return animate(frames, secs,
+                   title=f"Double binary tree over {nodes} nodes, animated")
+
+
+# ---------------------------------------------------------------------------
+# NVLS: the switch adds
+# ---------------------------------------------------------------------------
+def nvls_steps(n: int) -> list[list[tuple]]:
+    """The sends of the in-switch AllReduce of ``n`` GPUs, per step 1..3.
+
+    As :func:`course_lib.sim.schedules.in_switch` schedules it: step 1 every
+    GPU sends its buffer up to the NVSwitch; step 2 the switch adds the n
+    buffers (no send); step 3 it multicasts the sum down to every GPU.
+
+    >>> [len(s) for s in nvls_steps(4)]
+    [4, 0, 4]
+    """
+    n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
+    return [[(r, "switch") for r in range(n)], [], [("switch", r) for r in range(n)]]
+
+
+def _stack(c: Canvas, x, y, w, h, members, n, rank):
+    """A buffer drawn as a bar with one coloured band per GPU whose data it holds."""
+    with c.group(cls="ic-chunk", data_rank=rank, data_chunk=0, data_have=len(members)):
+        c.rect(x, y, w, h, fill="#f4f4f4", stroke="#999", width=1, rx=2)
+        bw = (w - 2) / n
+        for m in members:
+            c.rect(x + 1 + m * bw, y + 1, bw, h - 2, fill=_chunk_colour(m),
+                   stroke="none", width=0, rx=0)
+
+
+def _nvls_frame(n: int, step: int) -> Canvas:
+    k = _check_step(step, 3)
+    sends = nvls_steps(n)
+    gpu_w = 76 if n <= 8 else 62
+    width = max(620.0, 40 + n * (gpu_w + 14))
+    height = 400
+    c = Canvas(width, height, title=f"In-switch AllReduce (NVLS) of {n} GPUs, step {k} of 3")
+    heads = [f"{n} GPUs, each with its own buffer S; the NVSwitch can add",
+             "Step 1 of 3: every GPU sends its buffer up to the NVSwitch, once",
+             "Step 2 of 3: the switch adds the buffers as they pass through",
+             "Step 3 of 3: the switch sends the sum down to every GPU at once"]
+    c.text(width / 2, 18, heads[k], size=13, weight="bold")
+    c.text(width / 2, 38, f"Each GPU sends S once and receives S once; on a ring it "
+           f"would send 2(n−1)/n × S = {2 * (n - 1) / n:.3g} S", size=12,
+           fill="#1b6e4f" if k == 3 else _MUTED)
+    sw_w, sw_h = min(width - 120, 420), 70
+    sx, sy = width / 2 - sw_w / 2, 70
+    everyone = list(range(n))
+    with c.group(cls="ic-switch"):
+        c.rect(sx, sy, sw_w, sw_h, fill=PLACES["nvswitch"][0],
+               stroke=ROADS["nvlink"].colour, width=2, rx=10,
+               title="NVSwitch (the central interchange)")
+        c.text(width / 2, sy + 18, "NVSwitch — " + PLACES["nvswitch"][1], size=12,
+               weight="bold")
+        inside = everyone if k >= 1 else []
+        _stack(c, width / 2 - 110, sy + 34, 220, 22, inside, n, rank="switch")
+        if k >= 2:
+            c.text(width / 2 + 126, sy + 45, "Σ", size=18, anchor="start",
+                   weight="bold", fill="#1b6e4f")
+    gy = 300
+    xs = [width / 2 + (r - (n - 1) / 2) * (gpu_w + 14) for r in range(n)]
+    for r, x in enumerate(xs):                 # the roads up and down
+        c.line(x, gy - 24, x, sy + sw_h + 4, kind="nvlink", width=4, opacity=0.25)
+    for a, b in (sends[k - 1] if k else []):
+        r = a if b == "switch" else b
+        x = xs[r]
+        y_gpu, y_sw = gy - 26, sy + sw_h + 6
+        col = _chunk_colour(r) if b == "switch" else ROADS["nvlink"].colour
+        y1, y2 = (y_gpu, y_sw) if b == "switch" else (y_sw, y_gpu)
+        off = -8 if b == "switch" else 8
+        _curved_arrow(c, x + off, y1, x + off, y2, bend=0, colour=col, width=4,
+                      data_src=a, data_dst=b, data_chunk=r if b == "switch" else "sum")
+    for r, x in enumerate(xs):
+        members = everyone if k == 3 else [r]
+        with c.group(cls="ic-gpu", data_rank=r):
+            c.rect(x - gpu_w / 2, gy - 24, gpu_w, 52, fill=PLACES["gpu"][0],
+                   stroke=ROADS["nvlink"].colour, width=1.6, rx=7)
+            c.text(x, gy - 11, f"GPU {r}", size=12, weight="bold")
+            _stack(c, x - gpu_w / 2 + 6, gy + 4, gpu_w - 12, 16, members, n, rank=r)
+    c.text(16, height - 50, "Bar = a buffer; one colour band per GPU whose data "
+           "it holds (all bands = the full sum).", size=11, anchor="start", fill=_MUTED)
+    c.legend(16, height - 26, ["nvlink"])
+    return c
+
+
+def nvls(n: int = 8, step: int | None = None,
+         seconds_per_step: float = 1.4) -> Diagram:
+    """In-switch reduction (NVLink SHARP, NVLS): GPUs push, the switch adds and multicasts.
+
+    Parameters
+    ----------
+    n : int
+        GPUs on the NVSwitch, 2 to 12.
+    step : int or None
+        0 (start) to 3 (:func:`nvls_steps`); ``None``: the animation.
+
+    >>> nvls(4, step=3).svg.count('data-have="4"')     # 4 GPUs and the switch
+    5
+    """
+    n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
+    secs = check_positive(seconds_per_step, "seconds_per_step")
+    if step is not None:
+        return _nvls_frame(n, step).diagram()
+    return animate([_nvls_frame(n, k).to_svg() for k in range(4)], secs,
+                   title=f"In-switch AllReduce (NVLS) of {n} GPUs, animated")
+
+
+# ---------------------------------------------------------------------------
+# two levels: NVLink inside the node, rails between nodes
+# ---------------------------------------------------------------------------
+def hierarchical_phases(nodes: int, gpus_per_node: int) -> dict:
+    """The three phases of the two-level AllReduce, as the drawing shows them.
+
+    The sends of each phase are the distinct (src, dst) pairs of the
+    simulator's own schedule (:func:`course_lib.sim.schedules.hierarchical`,
+    its piece template); which shard each GPU owns after the ReduceScatter
+    comes from :func:`course_lib.traffic.ring_allreduce_contributions`.
+
+    Returns
+    -------
+    dict
+        ``sends`` (per step 1..3: the ``(src, dst)`` rank pairs of
+        ReduceScatter in every node, AllReduce on every rail, AllGather in every
+        node), ``have`` (per step 0..3: a ranks x shards array of how many
+        GPUs' data each copy of each shard holds, out of nodes x gpus_per_node)
+        and ``owner`` (the shard each local GPU finishes).
+
+    >>> p = hierarchical_phases(2, 4)
+    >>> [len(s) for s in p["sends"][1:]], int(p["have"][2].max()), int(p["have"][3].min())
+    ([8, 8, 8], 8, 8)
+    """
+    import numpy as np
+
+    from ..sim.schedules import _hierarchical_template
+
+    N = check_int(nodes, "nodes", minimum=1, maximum=MAX_DRAWN_NODES)
+    g = check_int(gpus_per_node, "gpus_per_node", minimum=1, maximum=8)
+    if N * g < 2:
+        raise ValueError("nodes x gpus_per_node must be at least 2 GPUs, got 1")
+    src, dst, _deps, role, _frac = _hierarchical_template(N, g)
+    sends = [None, [], [], []]
+    index = {"rs": 1, "ar": 2, "ag": 3}
+    for a, b, key in zip(src, dst, role):
+        pair = (int(a), int(b))
+        lst = sends[index[key[0]]]
+        if pair not in lst:
+            lst.append(pair)
+    local = (traffic.ring_allreduce_contributions(g, g - 1) if g > 1
+             else np.ones((1, 1), dtype=int))
+    owner = [int(np.argmax(local[i])) for i in range(g)]
+    start = np.ones((N * g, g), dtype=int)
+    after_rs = np.vstack([local] * N)
+    after_ar = after_rs.copy()
+    for v in range(N):
+        for i in range(g):
+            after_ar[v * g + i, owner[i]] = N * g
+    done = np.full((N * g, g), N * g, dtype=int)
+    return {"nodes": N, "gpus_per_node": g, "sends": sends, "owner": owner,
+            "have": [start, after_rs, after_ar, done]}
+
+
+def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
+    from ..units import format_bandwidth
+
+    N, g = info["nodes"], info["gpus_per_node"]
+    k = _check_step(k, 3)
+    total = N * g
+    gap = 40 if N > 1 else 0
+    node_w = max(150.0, min(230.0, (820 - (N - 1) * gap) / N))
+    width = max(760.0, N * node_w + (N - 1) * gap + 70)
+    row_h = 30
+    top = 78
+    node_h = 30 + g * row_h + 8
+    height = top + node_h + 150
+    c = Canvas(width, height, title=f"Two-level AllReduce, {N} nodes x {g} GPUs, "
+               f"step {k} of 3")
+    heads = [f"{N} node{'s' if N > 1 else ''} × {g} GPUs: maglev (NVLink) inside a "
+             "node, one rail (network) per GPU between nodes",
+             "Step 1 of 3: ReduceScatter inside each node, over NVLink",
+             "Step 2 of 3: AllReduce of each shard across the nodes, on its rail",
+             "Step 3 of 3: AllGather inside each node, over NVLink"]
+    sub = ["Two levels: most bytes stay on the maglev; only shards take the rail.",
+           f"each GPU ends with one shard (S/g) summed over its node; it sends "
+           f"(g−1)/g × S = {g - 1}/{g} S",
+           f"GPU i talks only to GPU i of the other nodes; each sends 2(N−1)/N × S/g"
+           f" = {2 * (N - 1)}/{N * g} S over the network",
+           f"every GPU gets every finished shard; it sends (g−1)/g × S = {g - 1}/{g} S"]
+    if N == 1:
+        sub[2] = "one node: nothing crosses the network"
+    c.text(width / 2, 18, heads[k], size=14, weight="bold")
+    c.text(width / 2, 38, sub[k], size=12, fill=_MUTED)
+    if cluster is not None:
+        c.text(width / 2, 56, f"{cluster.describe()}: NVLink "
+               f"{format_bandwidth(cluster.intra_bw_bytes_per_s())} per GPU, network "
+               f"{format_bandwidth(cluster.inter_bw_bytes_per_s() / g)} per GPU "
+               "(per direction)", size=11, fill=_MUTED)
+    x_left = (width - (N * node_w + (N - 1) * gap)) / 2
+    node_x = [x_left + v * (node_w + gap) for v in range(N)]
+    ys = [top + 32 + i * row_h + row_h / 2 for i in range(g)]
+    slot = min(14.0, (node_w - 96) / g - 2)
+
+    def gpu_xy(rank):
+        v, i = divmod(rank, g)
+        return v, i, node_x[v], ys[i]
+
+    for v in range(N):                         # node boxes ("districts")
+        with c.group(cls="ic-node", data_node=v):
+            c.rect(node_x[v], top, node_w, node_h, fill="#fafdfb",
+                   stroke=ROADS["nvlink"].colour, width=1.8, rx=10)
+            c.text(node_x[v] + node_w / 2, top + 14, f"node {v}", size=12,
+                   weight="bold")
+    if N > 1:                                  # rails
+        for i in range(g):
+            for v in range(N - 1):
+                c.line(node_x[v] + node_w, ys[i], node_x[v + 1], ys[i],
+                       kind="network", width=3, opacity=0.3)
+    sends = info["sends"][k] if k else []
+    for a, b in sends:
+        va, ia, xa, ya = gpu_xy(a)
+        vb, ib, xb, yb = gpu_xy(b)
+        if va == vb:                            # inside a node: down the NVLink ring
+            col = ROADS["nvlink"].colour
+            x = xa + 14
+            if ib == ia + 1:
+                _curved_arrow(c, x, ya + 7, x, yb - 7, bend=0, colour=col, width=2.5,
+                              head=7, data_src=a, data_dst=b)
+            else:                               # wrap-around: back up the side
+                _curved_arrow(c, x - 4, ya, x - 4, yb, bend=-16 - 6 * g, colour=col,
+                              width=2.5, head=7, data_src=a, data_dst=b)
+        else:                                   # on the rail
+            col = _chunk_colour(info["owner"][ia])
+            if vb == va + 1:
+                _curved_arrow(c, xa + node_w - 2, ya, xb + 2, yb, bend=0, colour=col,
+                              width=3, head=8, data_src=a, data_dst=b)
+            elif N == 2:                        # the other way on a 2-node rail
+                _curved_arrow(c, xa + 2, ya + 6, xb + node_w - 2, yb + 6, bend=0,
+                              colour=col, width=3, head=8, data_src=a, data_dst=b)
+            else:                               # wrap: out the right, in the left
+                with c.group(cls="ic-send", data_src=a, data_dst=b):
+                    c.line(xa + node_w, ya, xa + node_w + 14, ya, stroke=col, width=3)
+                    c.line(xb - 14, yb, xb - 2, yb, stroke=col, width=3)
+                    c.polygon([(xb + 2, yb), (xb - 6, yb - 5), (xb - 6, yb + 5)],
+                              fill=col)
+    have = info["have"][k]
+    for r in range(total):
+        v, i, x, y = gpu_xy(r)
+        with c.group(cls="ic-gpu", data_rank=r):
+            c.rect(x + 24, y - 11, node_w - 32, 22, fill=PLACES["gpu"][0],
+                   stroke="#9bb", width=1, rx=4, title=f"node {v}, GPU {i} (rank {r})")
+            c.text(x + 30, y, f"GPU {i}", size=11, anchor="start")
+            fills = [(int(h), h / total) for h in have[r]]
+            received = set()
+            if k and any(b == r for _, b in sends):
+                received = ({info["owner"][i]} if k == 2 else set(range(g)))
+            _slots(c, x + 80, y - 8, fills, [_chunk_colour(j) for j in range(g)],
+                   slot, 16, rank=r, received=received if k == 2 else ())
+    y0 = top + node_h + 24
+    if k == 2 and N > 2:
+        c.text(width - 16, top + node_h + 10, f"each rail is a ring: node {N - 1} "
+               "sends on to node 0", size=11, anchor="end", fill=_MUTED)
+    c.text(16, y0, f"Slots = the {g} shards of a buffer; fill = share of all {total} "
+           "GPUs' data summed in that copy; ✓ = complete.", size=11, anchor="start",
+           fill=_MUTED)
+    _chunk_key(c, 16, y0 + 22, g)
+    c.text(16 + 60 + g * 18, y0 + 22, "(shard colours)", size=11, anchor="start",
+           fill=_MUTED)
+    c.legend(16, y0 + 46, ["nvlink", "network"])
+    return c
+
+
+def hierarchical(nodes: int = 2, gpus_per_node: int = 4, step: int | None = None,
+                 cluster=None, seconds_per_step: float = 1.6) -> Diagram:
+    """The two-level AllReduce: NVLink inside each node, one rail per GPU between nodes.
+
+    Parameters
+    ----------
+    nodes : int
+        1 to 4 nodes side by side (:data:`MAX_DRAWN_NODES`).
+    gpus_per_node : int
+        1 to 8 (at least 2 GPUs in all).
+    step : int or None
+        0 (start), 1 (ReduceScatter in each node), 2 (AllReduce on each rail),
+        3 (AllGather in each node); ``None``: the animation.
+    cluster : Cluster, optional
+        Adds its NVLink and per-GPU network rates under the title.
+
+    Notes
+    -----
+    The network carries only ``2(N-1)/N x S/g`` per GPU, a g-th of a flat
+    ring's; the NVLink phases carry ``2(g-1)/g x S``.  Chapters 7 and 9.
+
+    >>> d = hierarchical(2, 2, step=2)
+    >>> d.svg.count('class="ic-send"'), d.svg.count('class="ic-gpu"')
+    (4, 4)
+    """
+    info = hierarchical_phases(nodes, gpus_per_node)
+    if cluster is not None and not callable(getattr(cluster, "intra_bw_bytes_per_s", None)):
+        raise TypeError("cluster must be a Cluster from course_lib.cluster(...) or None, "
+                        f"got {type(cluster).__name__}")
+    secs = check_positive(seconds_per_step, "seconds_per_step")
+    if step is not None:
+        return _hier_frame(info, step, cluster).diagram()
+    return animate([_hier_frame(info, k, cluster).to_svg() for k in range(4)], secs,
+                   title=f"Two-level AllReduce, {nodes} nodes x {gpus_per_node} GPUs, "
+                   "animated")
+
+
+# ---------------------------------------------------------------------------
+# a road is two one-way tracks (chapter 11's "900 GB/s" myth)
+# ---------------------------------------------------------------------------
+def two_way_tracks(gpu: str = "H100") -> Diagram:
+    """One road between two GPUs drawn as the two one-way tracks it is.
+
+    The numbers are the catalog's (:func:`course_lib.hardware.gpu`): the
+    NVLink and PCIe bandwidth **per direction**, and the "both ways" total that
+    datasheets quote.  A copy from one GPU to another runs on one track only.
+
+    >>> d = two_way_tracks("H100")
+    >>> d.svg.count('class="ic-send"'), "450 GB/s" in d.svg and "900 GB/s" in d.svg
+    (4, True)
+    """
+    from ..hardware import gpu as gpu_record
+    from ..units import format_bandwidth
+
+    g = gpu_record(gpu)
+    per_dir = g.nvlink_bw_per_dir_bytes_per_s
+    both = g.nvlink_bw_bidir_bytes_per_s
+    pcie = g.pcie_bw_per_dir_bytes_per_s
+    width, height = 760, 330
+    c = Canvas(width, height, title=f"{g.name}: one road, two one-way tracks")
+    c.text(width / 2, 18, f"“{format_bandwidth(both)} NVLink” on a {g.name} is two "
+           f"one-way tracks of {format_bandwidth(per_dir)}", size=14, weight="bold")
+    c.text(width / 2, 40, "A copy from GPU A to GPU B runs on one track; only traffic "
+           "both ways at once (an AllReduce) fills both.", size=12, fill=_MUTED)
+    ax, bx, bw, bh = 24, width - 124, 100, 200
+    for x, name in ((ax, "A"), (bx, "B")):
+        with c.group(cls="ic-gpu", data_rank=name):
+            c.rect(x, 70, bw, bh, fill=PLACES["gpu"][0], stroke="#888", width=1.6, rx=10,
+                   title=f"GPU {name} ({PLACES['gpu'][1]})")
+            c.text(x + bw / 2, 90, f"GPU {name}", size=13, weight="bold")
+            c.text(x + bw / 2, 108, PLACES["gpu"][1], size=11, fill=_MUTED)
+    x1, x2 = ax + bw + 4, bx - 4
+    rows = [("nvlink", per_dir, 140), ("pcie", pcie, 220)]
+    for kind, rate, y in rows:
+        road = ROADS[kind]
+        c.text(width / 2, y - 30, f"{road.city} = {road.machine}: "
+               f"{format_bandwidth(rate)} each way, {format_bandwidth(2 * rate)} "
+               "“both ways”", size=12, weight="bold", fill=road.colour)
+        for (a, b, yy, label) in (("A", "B", y - 12, f"A → B  {format_bandwidth(rate)}"),
+                                  ("B", "A", y + 12, f"B → A  {format_bandwidth(rate)}")):
+            xa, xb = (x1, x2) if a == "A" else (x2, x1)
+            with c.group(cls="ic-send", data_src=a, data_dst=b, data_kind=kind):
+                c.arrow(xa, yy, xb, yy, kind=kind, width=5 if kind == "nvlink" else 3.5,
+                        head=12)
+                c.rect(width / 2 - 78, yy - 8, 156, 16, fill="white", stroke="none", rx=3)
+                c.text(width / 2, yy, label, size=11, fill=_INK)
+    c.text(16, height - 42, f"Datasheets add the two directions ({format_bandwidth(both)}); "
+           "nccl-tests' busbw and this course quote one direction.", size=11,
+           anchor="start", fill=_MUTED)
+    c.legend(16, height - 20, ["nvlink"])
+    c.legend(300, height - 20, ["pcie"])
+    return c.diagram()
