@@ -362,7 +362,10 @@ def _values_ch03():
                                    route_parameters("p2p-staged", gpu="H100"))
     return {"ratio": f"{nvlink / pcie:.0f}", "ratio_1f": f"{nvlink / pcie:.1f}",
             "h100_total": format_bandwidth(nvlink), "pcie5": format_bandwidth(pcie),
-            "crossover": format_bytes(d_star)}
+            "crossover": format_bytes(d_star),
+            "staged_delivered": format_bandwidth(pcie / 2),
+            "one_link": format_bandwidth(gpu("H100").nvlink_per_link_per_dir_bytes_per_s),
+            "two_links": format_bandwidth(2 * gpu("H100").nvlink_per_link_per_dir_bytes_per_s)}
 
 
 def _values_ch04():
@@ -392,9 +395,24 @@ def _values_ch06():
 
 
 #: Values key (as a chapter file names it) -> ``values() -> dict`` of strings.
+def _values_ch10():
+    from .predict import predict_collective
+    from .scenarios import roce_training_1024, tp_token_latency
+
+    roce = roce_training_1024()
+    return {"cut": f"{tp_token_latency()['ttft_cut']:.1%}",
+            "cut_short": f"{tp_token_latency(load=0.25)['ttft_cut']:.1%}",
+            "cut_long": f"{tp_token_latency(load=100)['ttft_cut']:.1%}",
+            "cut_fast": f"{tp_token_latency(efficiency=0.9)['ttft_cut']:.0%}",
+            "pcie4": format_bandwidth(pcie_bw_per_dir_bytes_per_s(4)),
+            "bound": format_time(roce["rdma_allreduce_s"]),
+            "nccl": format_time(roce["nccl_estimate_s"])}
+
+
 QUIZ_VALUES: dict[str, Callable[[], dict]] = {
     "ch01": _values_ch01, "ch02": _values_ch02, "ch03": _values_ch03,
     "ch04": _values_ch04, "ch05": _values_ch05, "ch06": _values_ch06,
+    "ch10": _values_ch10,
 }
 
 
