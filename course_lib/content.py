@@ -222,15 +222,18 @@ def _ev_nvlink_is_pcie():
 
 
 def _ev_box_flies():
-    h100 = gpu("H100")
+    from .predict import cluster, predict_collective
+    from .traffic import overlap_step_time_s
+
     s = gradient_bytes(7e9)
-    nv = ring_allreduce_time_s(s, 8, h100.nvlink_bw_per_dir_bytes_per_s)
-    pc = ring_allreduce_time_s(s, 8, pcie_bw_per_dir_bytes_per_s(5))
+    # the same AllReduces as chapters 8 and 9: the predictor on 8 x H100, NVLink or PCIe only
+    nv = predict_collective("allreduce", s, cluster("H100")).time_s
+    pc = predict_collective("allreduce", s, cluster("H100", fabric="pcie")).time_s
     t_comp, t_data = 0.8, 1.0  # seed's compute; a CPU data loader, seconds
     loader = {k: t_data + iteration_time_s(t_comp, c, overlap=False)
               for k, c in (("pcie", pc), ("nvlink", nv))}
     # buckets overlap the backward pass only: T_fwd + max(T_bwd, T_comm)
-    overlapped = {k: t_comp / 3 + iteration_time_s(2 * t_comp / 3, c, overlap=True)
+    overlapped = {k: overlap_step_time_s(t_comp, c)
                   for k, c in (("pcie", pc), ("nvlink", nv))}
     return {"allreduce_nvlink_s": nv, "allreduce_pcie_s": pc,
             "gain_with_slow_loader": loader["pcie"] / loader["nvlink"],

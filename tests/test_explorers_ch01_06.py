@@ -293,14 +293,14 @@ def test_star_bisection_fast_path_agrees_with_enumeration():
 
 
 def test_quiz_bank_every_wrong_option_explained():
-    from course_lib.quiz_bank_ch01_06 import questions
+    from course_lib.content import chapter_quiz
 
     for chapter in range(1, 7):
-        qs = questions(chapter)
+        qs = chapter_quiz(chapter)
         assert len(qs) >= 3
         for q in qs:
             assert set(q.why_wrong) | set(q.answer) == set(range(len(q.options)))
             ok, _ = cl.quiz.check(q, q.answer)
             assert ok
     with pytest.raises(ValueError):
-        questions(7)
+        chapter_quiz(0)
