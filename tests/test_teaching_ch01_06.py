@@ -339,3 +339,27 @@ def test_crossover_readout_compares_delivered_bandwidths():
     assert "more bandwidth)" not in text.split("staging")[-1]      # 25 < 31.5 is never "more"
     assert "PCIe peer-to-peer wins above" in text
     assert d["t_pcie_p2p_s"] < d["t_nvlink_s"] < d["t_pcie_s"]      # 10 MB
+
+
+def test_chapter0_does_not_undercount_the_catalog():
+    text = _notebook_text("00_start_here.ipynb")
+    assert "ninety numbers" not in text
+    assert len(cl.all_facts()) > 130
+    assert "from course_lib.apps import doctor" in text
+
+
+def test_chapter6_says_nccl_detects_the_topology_itself():
+    text = _notebook_text("06_road_map.ipynb")
+    assert "reads it to build its rings" not in text
+    assert "NCCL_TOPO_DUMP_FILE" in text
+
+
+def test_seed_slips_in_chapters_2_and_4_are_corrected():
+    t2 = _notebook_text("02_maglev_line.ipynb")
+    rec = cl.nvlink_generation(4)
+    literal = rec.lanes_per_link_per_dir * rec.lane_rate_gbit_per_s * rec.links * 2
+    assert literal == 7200 and "7,200" in t2
+    assert literal / 8 == cl.gpu("H100").nvlink_bw_bidir_bytes_per_s / 1e9
+    t4 = _notebook_text("04_freight_fleet.ipynb")
+    assert "pinning is paid once" in t4
+    assert round(2**30 / 1e9, 3) == 1.074 and "1.074 s" in t4
