@@ -79,3 +79,9 @@ def test_overlap_is_not_free_and_its_bound_is_ddps(nb):
     assert "cl.traffic.overlap_step_time_s(t_compute_s, t_comm)" in code
     t = cl.traffic.overlap_step_time_s(0.8, 0.522)
     assert t == pytest.approx(0.8 / 3 + max(1.6 / 3, 0.522))
+
+
+def test_nccl_moves_buckets_with_kernels_not_copy_engines(nb):
+    md = " ".join(nb("markdown").split())
+    assert "while the copy engines and NVLink/PCIe move the finished bucket" not in md
+    assert "NCCL's kernels push the finished bucket" in md
