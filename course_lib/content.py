@@ -54,6 +54,7 @@ from .analytic import (batched_transfer_time_s,
                        host_copy_bw_bytes_per_s,
                        iteration_time_s, ring_allreduce_time_s,
                        route_crossover_bytes, route_parameters, route_transfer_time_s)
+from .hardware import pageable_extra_time_s
 from .hardware import (FUTURE_LINKS, NVLINK_GENERATIONS, calibration_data_path,
                        calibration_rows, gpu, latency_s, nic, nvlink_generation,
                        pcie_bw_per_dir_bytes_per_s, system)
@@ -378,7 +379,8 @@ def _values_ch04():
             "one_by_one": format_time(batched_transfer_time_s(1000, 4096, bw, alpha,
                                                               batched=False)),
             "batched": format_time(batched_transfer_time_s(1000, 4096, bw, alpha)),
-            "alpha_x1000": format_time(1000 * alpha)}
+            "alpha_x1000": format_time(1000 * alpha),
+            "gather": format_time(pageable_extra_time_s(1000 * 4096))}
 
 
 def _values_ch05():
