@@ -47,7 +47,7 @@ bench: setup  ## benchmarks (speed, memory, calibration error)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 site: setup  ## static HTML edition with outputs in _site/
-	$(PY) -m course_lib.site _site
+	$(PY) -m course_lib site _site
 
 clean-venv:
 	rm -rf $(VENV)

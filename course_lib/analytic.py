@@ -30,7 +30,8 @@ from .units import (SPEED_OF_LIGHT_M_PER_S, check_choice, check_fraction,
 __all__ = [
     "COLLECTIVES", "ALGORITHMS",
     "transfer_time_s", "effective_bw_bytes_per_s", "crossover_bytes",
-    "batched_transfer_time_s", "fibre_rtt_s", "rdma_transfer_time_s",
+    "batched_transfer_time_s", "fibre_rtt_s", "fibre_one_way_s",
+    "rdma_transfer_time_s",
     "nvlink_bw_bytes_per_s", "effective_utilisation", "compute_time_s",
     "ring_allreduce_time_s", "ring_allreduce_bytes_per_rank",
     "collective_time_s", "hierarchical_allreduce_time_s", "busbw_factor",
@@ -125,13 +126,25 @@ def crossover_bytes(latency_a_s: float, bw_a_bytes_per_s: float,
 
 def batched_transfer_time_s(n_messages: int, bytes_per_message: float,
                             bw_bytes_per_s: float, latency_s: float,
-                            batched: bool = True) -> float:
+                            batched: bool = True,
+                            gather_time_s: float = 0.0) -> float:
     """Time to send ``n_messages`` messages one by one or as one batch.
+
+    Parameters
+    ----------
+    gather_time_s : float
+        Seconds (>= 0) spent first copying the pieces into one contiguous,
+        pinned buffer; only the batch pays it.  ``0`` assumes they already
+        lie there, which real pieces (separate tensors) rarely do: on a host
+        the gather is a CPU copy, about what the driver spends staging a
+        pageable copy of the same size
+        (:func:`course_lib.hardware.pageable_extra_time_s`).
 
     Notes
     -----
     Separately: ``N (alpha + d/B)``; merged ("transfer batching", 传输合并):
-    ``alpha + N d / B``.  The saving is ``(N - 1) alpha``.  Chapter 4.
+    ``T_gather + alpha + N d / B``.  Without the gather the saving is
+    ``(N - 1) alpha``.  Chapter 4.
 
     >>> batched_transfer_time_s(1000, 4096, 25e9, 10e-6, batched=False) > \
         batched_transfer_time_s(1000, 4096, 25e9, 10e-6)
@@ -139,8 +152,9 @@ def batched_transfer_time_s(n_messages: int, bytes_per_message: float,
     """
     n = check_int(n_messages, "n_messages", minimum=1)
     d = check_nonnegative(bytes_per_message, "bytes_per_message")
+    g = check_nonnegative(gather_time_s, "gather_time_s")
     if batched:
-        return transfer_time_s(n * d, bw_bytes_per_s, latency_s)
+        return g + transfer_time_s(n * d, bw_bytes_per_s, latency_s)
     return n * transfer_time_s(d, bw_bytes_per_s, latency_s)
 
 
@@ -170,18 +184,58 @@ def fibre_rtt_s(distance_m: float, velocity_factor: float = 0.7) -> float:
     return 2 * d / (v * SPEED_OF_LIGHT_M_PER_S)
 
 
+def fibre_one_way_s(distance_m: float, velocity_factor: float = 0.7) -> float:
+    """One-way propagation time over fibre: ``d / (v c)``.
+
+    Half of :func:`fibre_rtt_s`: what the first byte of a message needs to
+    arrive.  Chapters 1 and 5.
+
+    >>> round(fibre_one_way_s(100e3) * 1e6, 1)        # 100 km
+    476.5
+    """
+    return fibre_rtt_s(distance_m, velocity_factor) / 2
+
+
 def rdma_transfer_time_s(n_bytes: float, bw_bytes_per_s: float,
                          distance_m: float = 0.0, velocity_factor: float = 0.7,
-                         endpoint_latency_s: float = 0.0) -> float:
-    """The seeds' RDMA model: ``T = T_rtt + D / B`` plus any endpoint latency.
+                         endpoint_latency_s: float = 0.0,
+                         completion: bool = False) -> float:
+    """Time for an RDMA message to arrive, or for its sender to see it complete.
+
+    Parameters
+    ----------
+    n_bytes, bw_bytes_per_s : float
+        Message size D (bytes) and the port's one-way bandwidth B (bytes/s).
+    distance_m, velocity_factor : float
+        One-way cable length (m) and signal speed as a fraction of c.
+    endpoint_latency_s : float
+        One-way latency of the end points (NICs, switch, software), seconds:
+        a catalog figure such as ``rdma_small_one_way``.
+    completion : bool
+        False: when the last byte *arrives*.  True: when the *sender* learns
+        that it arrived -- the acknowledgement travels back, adding one more
+        fibre leg and end-point latency, so a small message's completion
+        costs a round trip.
+
+    Notes
+    -----
+    Every term one way: ``T_arrive = alpha + d / (0.7 c) + D / B``.  The
+    completion adds the acknowledgement's return, ``alpha + d / (0.7 c)``:
+    ``T_complete = 2 alpha + 2 d / (0.7 c) + D / B``, the round trip the
+    seeds' ``T_rtt + D / B`` has in mind.  Chapter 5.
 
     >>> from course_lib.units import gbit_per_s
-    >>> round(rdma_transfer_time_s(1e9, gbit_per_s(400), 100) * 1e3, 3)  # 1 GB, NDR, 100 m
-    20.001
+    >>> round(rdma_transfer_time_s(1e9, gbit_per_s(400), 100) * 1e3, 4)  # 1 GB, NDR, 100 m
+    20.0005
+    >>> round(rdma_transfer_time_s(0, gbit_per_s(400), 1000, completion=True) * 1e6, 2)
+    9.53
     """
-    rtt = fibre_rtt_s(distance_m, velocity_factor)
+    one_way = fibre_one_way_s(distance_m, velocity_factor)
     extra = check_nonnegative(endpoint_latency_s, "endpoint_latency_s")
-    return transfer_time_s(n_bytes, bw_bytes_per_s, rtt + extra)
+    if not isinstance(completion, bool):
+        raise TypeError(f"completion must be True or False, got {completion!r}")
+    t = transfer_time_s(n_bytes, bw_bytes_per_s, one_way + extra)
+    return t + (one_way + extra if completion else 0.0)
 
 
 def nvlink_bw_bytes_per_s(lanes_per_link: int, lane_rate_gbit_per_s: float,
@@ -630,14 +684,15 @@ def bandwidth_growth_bytes_per_s(b0_bytes_per_s: float, growth_per_year: float,
 
 #: Routes of the transport map (chapter 1): host to device, device to host,
 #: GPU to GPU staged through host memory over PCIe, GPU to GPU peer-to-peer
-#: over NVLink, and GPU to GPU in another server by RDMA.
-ROUTES = ("h2d", "d2h", "p2p-staged", "p2p-nvlink", "rdma")
+#: over PCIe (through a PCIe switch), GPU to GPU peer-to-peer over NVLink,
+#: and GPU to GPU in another server by RDMA.
+ROUTES = ("h2d", "d2h", "p2p-staged", "p2p-pcie", "p2p-nvlink", "rdma")
 #: Host memory kinds for PCIe copies (chapter 4).
 HOST_MEMORY = ("pinned", "pageable")
 
 __all__ += ["ROUTES", "HOST_MEMORY", "half_bandwidth_bytes",
             "staged_transfer_time_s", "pageable_bw_bytes_per_s",
-            "host_copy_bw_bytes_per_s", "route_parameters",
+            "host_copy_bw_bytes_per_s", "host_copy_time_s", "route_parameters",
             "route_transfer_time_s", "route_crossover_bytes"]
 
 
@@ -704,7 +759,8 @@ def staged_transfer_time_s(n_bytes: float, bw_bytes_per_s: float,
 
 
 def pageable_bw_bytes_per_s(pinned_bw_bytes_per_s: float,
-                            ratio: float | None = None) -> float:
+                            ratio: float | None = None,
+                            n_bytes: float | None = None) -> float:
     """Bandwidth of a copy from pageable (ordinary) host memory.
 
     Parameters
@@ -712,15 +768,22 @@ def pageable_bw_bytes_per_s(pinned_bw_bytes_per_s: float,
     pinned_bw_bytes_per_s : float
         Bandwidth of the same copy from pinned (page-locked) memory, bytes/s.
     ratio : float, optional
-        Pageable / pinned, in (0, 1]; default the catalog's measured x86
-        figure ``MEASURED["pageable_over_pinned_x86"]``.
+        Pageable / pinned, in (0, 1]; default the catalog's one indicative
+        x86 figure ``MEASURED["pageable_over_pinned_x86"]``, or, with
+        ``n_bytes``, the measured ratio at that size.
+    n_bytes : float, optional
+        Copy size, bytes: use :func:`course_lib.hardware.pageable_over_pinned`
+        (the H200 run, host to GPU) instead of one ratio for every size.
 
     Notes
     -----
     The driver cannot hand pageable pages to the DMA engine (the OS may move
     them), so it copies them into a small pinned staging buffer first and
-    the two copies share the time: ``B_pageable = r B_pinned`` with r about
-    0.2-0.45 on x86 hosts.  Chapter 4.
+    the two copies share the time: ``B_pageable = r B_pinned``.  ``r``
+    depends on the size: about 1 up to 16 KiB (the CPU's copy of a few KiB
+    into the staging buffer is cheaper than the fixed start-up both kinds
+    pay), 0.6 at 64 KiB, 0.35 at 1 MiB, 0.12 at 1 GiB (the CPU copy runs at
+    DRAM speed, not cache speed).  Chapter 4.
 
     >>> pageable_bw_bytes_per_s(50e9, 0.5) / 1e9
     25.0
@@ -728,6 +791,9 @@ def pageable_bw_bytes_per_s(pinned_bw_bytes_per_s: float,
     from .hardware import MEASURED
 
     b = check_positive(pinned_bw_bytes_per_s, "pinned_bw_bytes_per_s")
+    if ratio is None and n_bytes is not None:
+        from .hardware import pageable_over_pinned
+        ratio = pageable_over_pinned(n_bytes)
     r = MEASURED["pageable_over_pinned_x86"].value if ratio is None else ratio
     r = check_fraction(r, "ratio")
     if r == 0:
@@ -775,6 +841,54 @@ def host_copy_bw_bytes_per_s(pcie_gen: int, memory: str = "pinned",
     return bw if mem == "pinned" else pageable_bw_bytes_per_s(bw)
 
 
+def host_copy_time_s(n_bytes: float, pcie_gen: int = 5, memory: str = "pinned",
+                     direction: str = "h2d", measured: bool = False,
+                     latency_s: float | None = None) -> float:
+    """Time of one host <-> GPU copy over a x16 PCIe link, size by size.
+
+    Parameters
+    ----------
+    n_bytes : float
+        Copy size D, bytes (>= 0).
+    pcie_gen : int
+        PCIe generation of the GPU's host link (3-6).
+    memory : {"pinned", "pageable"}
+        Kind of host memory.
+    direction : {"h2d", "d2h"}
+        Host to GPU or GPU to host.
+    measured : bool
+        Spec link rate (False) or the rate a measured pinned copy reaches.
+    latency_s : float, optional
+        Start-up alpha; default the catalog's ``pcie_small_copy`` (copies
+        back to back).  Use ``pcie_small_copy_sync`` for a program that
+        waits for every copy.
+
+    Notes
+    -----
+    Pinned: ``T = alpha + D / B``.  Pageable: the same plus the time the
+    driver spends staging the pages through its pinned buffer, read size by
+    size from the course's H200 run
+    (:func:`course_lib.hardware.pageable_extra_time_s`): nothing up to
+    16 KiB host to GPU, then a CPU copy that grows with D.  Chapter 4.
+
+    >>> host_copy_time_s(1024, memory="pageable") == host_copy_time_s(1024)
+    True
+    >>> t_pin = host_copy_time_s(2**30, measured=True)
+    >>> round(t_pin / host_copy_time_s(2**30, memory="pageable", measured=True), 2)
+    0.12
+    """
+    from .hardware import latency_s as _lat
+    from .hardware import pageable_extra_time_s
+
+    d = check_nonnegative(n_bytes, "n_bytes")
+    mem = check_choice(memory, "memory", HOST_MEMORY)
+    way = check_choice(direction, "direction", ("h2d", "d2h"))
+    a = _lat("pcie_small_copy") if latency_s is None else check_nonnegative(
+        latency_s, "latency_s")
+    t = a + d / host_copy_bw_bytes_per_s(pcie_gen, "pinned", measured=measured)
+    return t + (pageable_extra_time_s(d, way) if mem == "pageable" else 0.0)
+
+
 def route_parameters(route: str, gpu: str = "H100", nic: str = "NDR",
                      distance_m: float = 10.0, memory: str = "pinned",
                      nvlink_links: int | None = None) -> dict:
@@ -785,6 +899,8 @@ def route_parameters(route: str, gpu: str = "H100", nic: str = "NDR",
     route : str
         One of :data:`ROUTES`: ``"h2d"``, ``"d2h"`` (PCIe DMA between host
         and GPU), ``"p2p-staged"`` (GPU -> host -> GPU over PCIe),
+        ``"p2p-pcie"`` (GPU -> GPU peer-to-peer over PCIe, through a PCIe
+        switch or the root complex: one DMA, no stop in host memory),
         ``"p2p-nvlink"`` (GPU -> GPU over all its NVLinks, through NVSwitch),
         ``"rdma"`` (GPU -> GPU in another server, GPUDirect RDMA).
     gpu, nic : str
@@ -800,18 +916,24 @@ def route_parameters(route: str, gpu: str = "H100", nic: str = "NDR",
     Returns
     -------
     dict
-        ``latency_s`` (alpha, s), ``bw_bytes_per_s`` (per direction),
-        ``legs`` (copies in series) and ``label``.
+        ``latency_s`` (alpha, s, one way: until the last byte can arrive),
+        ``bw_bytes_per_s`` (per direction), ``legs`` (copies in series),
+        ``label``; for ``"rdma"`` also ``completion_rtt_s``: what a sender
+        that waits for the acknowledgement pays for a small message, a round
+        trip (twice the one-way alpha), kept apart from ``latency_s``.
 
     Notes
     -----
     Latencies are the catalog's indicative figures, all of one kind (one
     small message, one way, repeated back to back -- see
     ``hardware.LATENCIES``): ``pcie_small_copy``, ``pcie_staged_p2p``,
-    ``nvlink_p2p``, and for RDMA ``gpudirect_rdma_one_way`` (GPU memory to
-    GPU memory in another server) plus the fibre round trip
-    ``2 d / (0.7 c)``.  So a neighbour over NVLink starts sooner than a GPU
-    in another server, as it must.  The RDMA route's bandwidth
+    ``nvlink_p2p``, ``pcie_p2p``, and for RDMA ``gpudirect_rdma_one_way``
+    (GPU memory to GPU memory in another server) plus the fibre one way,
+    ``d / (0.7 c)``.  So a neighbour over NVLink starts sooner than a GPU
+    in another server, as it must.  The staged route is priced store and
+    forward (two whole copies in series, as a program that calls
+    ``cudaMemcpy`` twice gets); the driver's own staged peer copy pipelines
+    the two legs -- pass ``chunk_bytes`` to :func:`route_transfer_time_s`.  The RDMA route's bandwidth
     is the smaller of the NIC port and the GPU's PCIe link (the NIC reads
     GPU memory over PCIe).  Chapter 1 (the map), 3, 4 and 5.
 
@@ -838,6 +960,10 @@ def route_parameters(route: str, gpu: str = "H100", nic: str = "NDR",
         return {"route": r, "latency_s": _lat("pcie_staged_p2p"),
                 "bw_bytes_per_s": pcie, "legs": 2,
                 "label": f"GPU -> host -> GPU (PCIe Gen{g.pcie_gen}, staged)"}
+    if r == "p2p-pcie":
+        return {"route": r, "latency_s": _lat("pcie_p2p"),
+                "bw_bytes_per_s": pcie, "legs": 1,
+                "label": f"GPU -> GPU (PCIe Gen{g.pcie_gen} peer-to-peer)"}
     if r == "p2p-nvlink":
         k = g.nvlink_links if nvlink_links is None else check_int(
             nvlink_links, "nvlink_links", minimum=1, maximum=g.nvlink_links)
@@ -847,28 +973,42 @@ def route_parameters(route: str, gpu: str = "H100", nic: str = "NDR",
                 "label": f"GPU -> GPU (NVLink {g.nvlink_gen}, {k} link{'s' if k > 1 else ''})"}
     port = _nic(nic)
     d = check_nonnegative(distance_m, "distance_m")
+    one_way = _lat("gpudirect_rdma_one_way") + fibre_one_way_s(d)
     return {"route": r,
-            "latency_s": _lat("gpudirect_rdma_one_way") + fibre_rtt_s(d),
+            "latency_s": one_way, "completion_rtt_s": 2 * one_way,
             "bw_bytes_per_s": min(port.bw_per_dir_bytes_per_s, pcie), "legs": 1,
             "label": f"GPU -> remote GPU (RDMA, {port.family} {port.name}, {d:g} m)"}
 
 
-def route_transfer_time_s(n_bytes: float, route: str, **kwargs) -> float:
+def route_transfer_time_s(n_bytes: float, route: str,
+                          chunk_bytes: float | None = None, **kwargs) -> float:
     """Time to move ``n_bytes`` along a route of the transport map.
 
-    ``kwargs`` go to :func:`route_parameters`.
+    ``kwargs`` go to :func:`route_parameters`.  ``chunk_bytes`` pipelines
+    the staged route's two legs (``None``: store and forward, the default).
 
     Notes
     -----
     ``T = alpha + legs x D / B`` with the route's catalog parameters
-    (store-and-forward for the staged route).  Chapter 1.
+    (store-and-forward for the staged route; with ``chunk_bytes`` c,
+    ``alpha + (D + c) / B``).  Copies from pageable host memory add the
+    driver's staging time at that size
+    (:func:`course_lib.hardware.pageable_extra_time_s`).  Chapter 1.
 
     >>> route_transfer_time_s(0, "p2p-nvlink") == route_parameters("p2p-nvlink")["latency_s"]
     True
     """
     p = route_parameters(route, **kwargs)
+    if p["route"] in ("h2d", "d2h") and kwargs.get("memory") == "pageable":
+        from .hardware import gpu as _gpu
+        from .hardware import pageable_extra_time_s
+
+        # the pinned copy plus the driver's staging (size-dependent, measured)
+        pinned = host_copy_bw_bytes_per_s(_gpu(kwargs.get("gpu", "H100")).pcie_gen)
+        return (transfer_time_s(n_bytes, pinned, p["latency_s"])
+                + pageable_extra_time_s(n_bytes, p["route"]))
     return staged_transfer_time_s(n_bytes, p["bw_bytes_per_s"], p["latency_s"],
-                                  legs=p["legs"])
+                                  legs=p["legs"], chunk_bytes=chunk_bytes)
 
 
 def route_crossover_bytes(route_a: dict, route_b: dict) -> float:

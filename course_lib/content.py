@@ -54,6 +54,7 @@ from .analytic import (batched_transfer_time_s,
                        host_copy_bw_bytes_per_s,
                        iteration_time_s, ring_allreduce_time_s,
                        route_crossover_bytes, route_parameters, route_transfer_time_s)
+from .hardware import pageable_extra_time_s
 from .hardware import (FUTURE_LINKS, NVLINK_GENERATIONS, calibration_data_path,
                        calibration_rows, gpu, latency_s, nic, nvlink_generation,
                        pcie_bw_per_dir_bytes_per_s, system)
@@ -222,15 +223,18 @@ def _ev_nvlink_is_pcie():
 
 
 def _ev_box_flies():
-    h100 = gpu("H100")
+    from .predict import cluster, predict_collective
+    from .traffic import overlap_step_time_s
+
     s = gradient_bytes(7e9)
-    nv = ring_allreduce_time_s(s, 8, h100.nvlink_bw_per_dir_bytes_per_s)
-    pc = ring_allreduce_time_s(s, 8, pcie_bw_per_dir_bytes_per_s(5))
+    # the same AllReduces as chapters 8 and 9: the predictor on 8 x H100, NVLink or PCIe only
+    nv = predict_collective("allreduce", s, cluster("H100")).time_s
+    pc = predict_collective("allreduce", s, cluster("H100", fabric="pcie")).time_s
     t_comp, t_data = 0.8, 1.0  # seed's compute; a CPU data loader, seconds
     loader = {k: t_data + iteration_time_s(t_comp, c, overlap=False)
               for k, c in (("pcie", pc), ("nvlink", nv))}
     # buckets overlap the backward pass only: T_fwd + max(T_bwd, T_comm)
-    overlapped = {k: t_comp / 3 + iteration_time_s(2 * t_comp / 3, c, overlap=True)
+    overlapped = {k: overlap_step_time_s(t_comp, c)
                   for k, c in (("pcie", pc), ("nvlink", nv))}
     return {"allreduce_nvlink_s": nv, "allreduce_pcie_s": pc,
             "gain_with_slow_loader": loader["pcie"] / loader["nvlink"],
@@ -362,7 +366,10 @@ def _values_ch03():
                                    route_parameters("p2p-staged", gpu="H100"))
     return {"ratio": f"{nvlink / pcie:.0f}", "ratio_1f": f"{nvlink / pcie:.1f}",
             "h100_total": format_bandwidth(nvlink), "pcie5": format_bandwidth(pcie),
-            "crossover": format_bytes(d_star)}
+            "crossover": format_bytes(d_star),
+            "staged_delivered": format_bandwidth(pcie / 2),
+            "one_link": format_bandwidth(gpu("H100").nvlink_per_link_per_dir_bytes_per_s),
+            "two_links": format_bandwidth(2 * gpu("H100").nvlink_per_link_per_dir_bytes_per_s)}
 
 
 def _values_ch04():
@@ -372,7 +379,8 @@ def _values_ch04():
             "one_by_one": format_time(batched_transfer_time_s(1000, 4096, bw, alpha,
                                                               batched=False)),
             "batched": format_time(batched_transfer_time_s(1000, 4096, bw, alpha)),
-            "alpha_x1000": format_time(1000 * alpha)}
+            "alpha_x1000": format_time(1000 * alpha),
+            "gather": format_time(pageable_extra_time_s(1000 * 4096))}
 
 
 def _values_ch05():
@@ -392,9 +400,24 @@ def _values_ch06():
 
 
 #: Values key (as a chapter file names it) -> ``values() -> dict`` of strings.
+def _values_ch10():
+    from .predict import predict_collective
+    from .scenarios import roce_training_1024, tp_token_latency
+
+    roce = roce_training_1024()
+    return {"cut": f"{tp_token_latency()['ttft_cut']:.1%}",
+            "cut_short": f"{tp_token_latency(load=0.25)['ttft_cut']:.1%}",
+            "cut_long": f"{tp_token_latency(load=100)['ttft_cut']:.1%}",
+            "cut_fast": f"{tp_token_latency(efficiency=0.9)['ttft_cut']:.0%}",
+            "pcie4": format_bandwidth(pcie_bw_per_dir_bytes_per_s(4)),
+            "bound": format_time(roce["rdma_allreduce_s"]),
+            "nccl": format_time(roce["nccl_estimate_s"])}
+
+
 QUIZ_VALUES: dict[str, Callable[[], dict]] = {
     "ch01": _values_ch01, "ch02": _values_ch02, "ch03": _values_ch03,
     "ch04": _values_ch04, "ch05": _values_ch05, "ch06": _values_ch06,
+    "ch10": _values_ch10,
 }
 
 

@@ -9,7 +9,12 @@ event; these functions are the pocket versions a chapter can reason with).
   end it costs ``max_gpu sum_phase t`` -- never more, usually less.
 * **Overlap** of gradient buckets with the backward pass: bucket ``k``'s
   AllReduce can start when its gradients exist and the previous bucket's
-  AllReduce is done.
+  AllReduce is done.  One overlap model for the whole course
+  (:func:`overlap_step_time_s`): at best ``T_fwd + max(T_bwd, T_comm)``
+  plus the last bucket's tail -- never ``max(T_comp, T_comm)``, since no
+  gradient exists during the forward pass (true of DDP; FSDP's parameter
+  prefetch and cross-iteration schedulers can hide traffic behind the next
+  forward pass too).
 * **Gradient accumulation** syncs once every ``k`` micro-batches.
 * **Strong and weak scaling** of data-parallel training with a ring
   AllReduce (chapter 9): a fixed global batch split over ``N`` GPUs, or a
@@ -37,7 +42,57 @@ __all__ = ["barrier_step_time_s", "straggler_phase_times_s",
            "bucket_overlap_schedule", "accumulation_time_per_batch_s",
            "ring_allreduce_schedule", "ring_allreduce_contributions",
            "ring_allreduce_replay", "strong_scaling_speedup",
-           "weak_scaling_speedup"]
+           "weak_scaling_speedup", "overlap_step_time_s", "BACKWARD_SHARE"]
+
+#: Share of a training step's compute spent in the backward pass: backward
+#: costs about twice the forward's arithmetic (two matrix products per layer
+#: against one), so about 2/3 of ``T_comp``.  Chapter 8.
+BACKWARD_SHARE = 2 / 3
+
+
+def overlap_step_time_s(t_compute_s: float, t_comm_s: float,
+                        overlap: float | bool = True,
+                        backward_share: float = BACKWARD_SHARE,
+                        tail_s: float = 0.0) -> float:
+    """One data-parallel step with the gradient AllReduce overlapped with
+    the backward pass -- the course's one overlap model (chapters 8 and 9).
+
+    Parameters
+    ----------
+    t_compute_s, t_comm_s : float
+        Forward + backward compute, and the AllReduce, seconds (>= 0).
+    overlap : bool or float
+        Fraction in [0, 1] of the hideable communication that is hidden
+        (``True`` = 1, ``False`` = 0).
+    backward_share : float
+        Share of ``t_compute_s`` in the backward pass, in [0, 1].
+    tail_s : float
+        Communication that can never hide: the last bucket's AllReduce,
+        which starts only when the backward pass ends (0 = ideal buckets).
+
+    Notes
+    -----
+    Only the backward pass produces gradients, so only it can hide the
+    AllReduce: ``T = T_comp + T_comm - f min(T_bwd, T_comm - T_tail)``; with
+    ``f = 1`` and no tail, ``T = T_fwd + max(T_bwd, T_comm)``.  The seeds'
+    ``max(T_comp, T_comm)`` (:func:`course_lib.iteration_time_s` with
+    ``overlap=True``) is a bound no DDP step reaches.  Overlap is not free
+    either: NCCL's kernels run on the GPU's SMs and share HBM with the
+    compute, so measured overlapped steps are a little longer still.
+
+    >>> round(overlap_step_time_s(0.9, 0.5), 3)          # 0.3 forward + max(0.6, 0.5)
+    0.9
+    >>> round(overlap_step_time_s(0.9, 0.8), 3), overlap_step_time_s(0.9, 0.8, overlap=False)
+    (1.1, 1.7000000000000002)
+    """
+    tc = check_nonnegative(t_compute_s, "t_compute_s")
+    tm = check_nonnegative(t_comm_s, "t_comm_s")
+    f = (1.0 if overlap else 0.0) if isinstance(overlap, bool) else check_fraction(
+        overlap, "overlap")
+    b = check_fraction(backward_share, "backward_share")
+    tail = check_nonnegative(tail_s, "tail_s")
+    hideable = max(0.0, tm - tail)
+    return tc + tm - f * min(b * tc, hideable)
 
 
 def barrier_step_time_s(phase_times_s, every_phase: bool = True) -> float:
@@ -173,8 +228,9 @@ def accumulation_time_per_batch_s(t_compute_s: float, t_comm_s: float,
     Notes
     -----
     ``k`` micro-batches of compute, then one AllReduce (the gradient volume
-    does not grow with ``k``): ``T_k = k T_comp + T_comm - f min(T_comp, T_comm)``
-    for the last micro-batch's overlap fraction ``f``; per micro-batch
+    does not grow with ``k``): ``T_k = (k-1) T_comp + overlap_step(T_comp,
+    T_comm)`` -- only the last micro-batch's backward pass can hide it
+    (:func:`overlap_step_time_s`, overlap fraction ``f``); per micro-batch
     ``T_k / k``.  The price is a larger effective batch.  Chapter 8.
 
     >>> accumulation_time_per_batch_s(1.0, 1.0, 4)
@@ -183,9 +239,7 @@ def accumulation_time_per_batch_s(t_compute_s: float, t_comm_s: float,
     tc = check_nonnegative(t_compute_s, "t_compute_s")
     tm = check_nonnegative(t_comm_s, "t_comm_s")
     k = check_int(accumulation_steps, "accumulation_steps", minimum=1, maximum=1_000_000)
-    f = (1.0 if overlap else 0.0) if isinstance(overlap, bool) else check_fraction(
-        overlap, "overlap")
-    return (k * tc + tm - f * min(tc, tm)) / k
+    return ((k - 1) * tc + overlap_step_time_s(tc, tm, overlap)) / k
 
 
 # ---------------------------------------------------------------------------

@@ -68,3 +68,20 @@ def test_explorer_try_answer_matches_the_explorer(nb):
           for k in (1, 8, 64)}
     assert "from about 1.02 s to about 0.59 s, 64 buckets to about 0.57 s" in md
     assert [round(pc[k]["iteration_s"], 2) for k in (1, 8, 64)] == [1.02, 0.59, 0.57]
+
+
+def test_overlap_is_not_free_and_its_bound_is_ddps(nb):
+    """Issue 20: NCCL's kernels share SMs and HBM; the backward-only bound is DDP's."""
+    md = " ".join(nb("markdown").split())
+    assert "kernels on the GPU's own SMs" in md and "HBM" in md
+    assert "FSDP" in md and "cross-iteration" in md
+    code = nb("code")
+    assert "cl.traffic.overlap_step_time_s(t_compute_s, t_comm)" in code
+    t = cl.traffic.overlap_step_time_s(0.8, 0.522)
+    assert t == pytest.approx(0.8 / 3 + max(1.6 / 3, 0.522))
+
+
+def test_nccl_moves_buckets_with_kernels_not_copy_engines(nb):
+    md = " ".join(nb("markdown").split())
+    assert "while the copy engines and NVLink/PCIe move the finished bucket" not in md
+    assert "NCCL's kernels push the finished bucket" in md

@@ -62,12 +62,14 @@ def test_every_requirement_in_pyproject_is_checked(healthy):
         assert not by_name(healthy, Requirement(spec).name).required
 
 
-def test_old_name_reads_through_to_the_apps_module():
-    """`from course_lib import doctor; doctor.run()` (README, chapter 0) still works."""
-    from course_lib import doctor as old
+def test_the_old_forwarding_name_is_gone():
+    """Issue 20: `course_lib.doctor` only forwarded to `course_lib.apps.doctor`; callers
+    (chapter 0, the README) now import the real module."""
+    import pathlib
 
-    assert old.run is doctor.run and old.Check is doctor.Check
-    assert old._REPO == doctor._REPO and old.check_python is doctor.check_python
+    package = pathlib.Path(doctor.__file__).resolve().parents[1]
+    assert not (package / "doctor.py").exists()
+    assert callable(doctor.run)
 
 
 def test_requirements_come_from_the_installed_metadata_without_pyproject(monkeypatch, tmp_path):

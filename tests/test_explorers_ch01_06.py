@@ -82,10 +82,10 @@ def test_transport_map_staged_route_pays_two_legs():
     assert close(d["time_s"], expected)
 
 
-def test_transport_map_rdma_adds_fibre_round_trip():
+def test_transport_map_rdma_adds_fibre_one_way():
     d = ex("ch01_transport_map").update(route="rdma", n_bytes=1e9, nic="NDR",
                                         distance_m=1000.0, gpu="H100")
-    rtt = 2 * 1000 / (0.7 * C)
+    rtt = 1000 / (0.7 * C)          # one way: every alpha of the map is one way (issue 20)
     # GPU memory to GPU memory in another server: the GPUDirect RDMA start-up
     expected = rtt + cl.LATENCIES["gpudirect_rdma_one_way"].value + 1e9 / (400e9 / 8)
     assert close(d["time_s"], expected)
@@ -199,8 +199,11 @@ def test_rdma_components_add_up():
     rtt = 2000 / (0.7 * C)
     serial = 1e6 / (200e9 / 8)
     assert close(d["rtt_s"], rtt)
+    assert close(d["fibre_s"], rtt / 2)
     assert close(d["serialisation_s"], serial)
-    assert close(d["time_s"], rtt + cl.LATENCIES["rdma_small_one_way"].value + serial)
+    one_way = rtt / 2 + cl.LATENCIES["rdma_small_one_way"].value
+    assert close(d["time_s"], one_way + serial)
+    assert close(d["completion_s"], 2 * one_way + serial)
     assert close(d["bw_bytes_per_s"], 25e9)               # 200 Gb/s = 25 GB/s
 
 
@@ -290,14 +293,14 @@ def test_star_bisection_fast_path_agrees_with_enumeration():
 
 
 def test_quiz_bank_every_wrong_option_explained():
-    from course_lib.quiz_bank_ch01_06 import questions
+    from course_lib.content import chapter_quiz
 
     for chapter in range(1, 7):
-        qs = questions(chapter)
+        qs = chapter_quiz(chapter)
         assert len(qs) >= 3
         for q in qs:
             assert set(q.why_wrong) | set(q.answer) == set(range(len(q.options)))
             ok, _ = cl.quiz.check(q, q.answer)
             assert ok
     with pytest.raises(ValueError):
-        questions(7)
+        chapter_quiz(0)

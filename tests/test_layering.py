@@ -1,8 +1,8 @@
 """course_lib's imports read one way: units -> hardware -> topology -> analytic
 -> clusters -> predict -> sim -> plots -> widgets/quiz -> explorers; measure beside (it may
 use only the model layers); the apps (course_lib/apps: CLI, doctor, site) on
-top, with the old names course_lib.doctor / course_lib.site as aliases above
-them.  Importing the
+top (the old forwarding names course_lib.doctor / course_lib.site /
+course_lib.quiz_bank_ch01_06 are gone: callers use the real modules).  Importing the
 package needs no display, GPU or MPI."""
 
 import ast
@@ -20,7 +20,6 @@ LAYERS = {
     "units": 0, "hardware": 1, "topology": 2, "analytic": 3, "predict": 4,
     "sim": 5, "plots": 6, "draw": 6.5, "widgets": 7, "quiz": 7.5,
     "content": 8,  # the content bank: quizzes, myths, glossary (data files + evidence)
-    "quiz_bank_ch01_06": 8.5,  # an old name for content.chapter_quiz(1..6)
     "explorers": 9,
     "traffic": 3.2,  # closed-form models for chapter 8
     "scenarios": 4.5,  # chapter 10: composes analytic and predict, models nothing itself
@@ -28,7 +27,6 @@ LAYERS = {
     "nccl_log": 0.5,  # reads nccl-tests output into rows: units only
     "clusters": 3.8,  # the machine and its calibrated link rates: predict and sim read it
     "apps": 10,  # course_lib/apps: cli, doctor, site
-    "doctor": 11, "site": 11,  # the old names: aliases of apps.doctor / apps.site
     "__main__": 12, "__init__": 12,
 }
 

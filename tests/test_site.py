@@ -1,4 +1,4 @@
-"""The static edition (course_lib.site): executed chapters rendered to HTML, plus an index."""
+"""The static edition (course_lib.apps.site): executed chapters rendered to HTML, plus an index."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from course_lib import site
+from course_lib.apps import site
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"

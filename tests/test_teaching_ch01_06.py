@@ -13,7 +13,6 @@ import pytest
 
 import course_lib as cl
 from course_lib import content, explorers, topology
-from course_lib.quiz_bank_ch01_06 import questions
 
 ROOT = Path(__file__).resolve().parents[1]
 US = 1e-6
@@ -45,8 +44,11 @@ def test_routes_take_their_alpha_from_the_catalog():
     assert cl.route_parameters("d2h")["latency_s"] == lat("pcie_small_copy")
     assert cl.route_parameters("p2p-staged")["latency_s"] == lat("pcie_staged_p2p")
     assert cl.route_parameters("p2p-nvlink")["latency_s"] == lat("nvlink_p2p")
+    assert cl.route_parameters("p2p-pcie")["latency_s"] == lat("pcie_p2p")
     p = cl.route_parameters("rdma", distance_m=10.0)
-    assert p["latency_s"] == pytest.approx(lat("gpudirect_rdma_one_way") + cl.fibre_rtt_s(10.0))
+    # one way: the fibre counts once (issue 20: it used to add the round trip)
+    assert p["latency_s"] == pytest.approx(lat("gpudirect_rdma_one_way") + cl.fibre_one_way_s(10.0))
+    assert p["latency_s"] < lat("gpudirect_rdma_one_way") + cl.fibre_rtt_s(10.0)
 
 
 def test_end_to_end_copy_is_at_least_its_parts():
@@ -91,7 +93,7 @@ def test_batching_explorer_defaults_to_the_measured_end_to_end_alpha():
 
 
 def test_chapter4_quiz_uses_the_measured_alpha():
-    q = questions(4)[1]
+    q = content.chapter_quiz(4)[1]
     assert cl.format_time(lat("pcie_small_copy_sync")) in q.prompt
 
 
@@ -116,7 +118,7 @@ def test_reading_100_gbit_as_gbyte_is_eight_times_off():
 
 # --- quizzes: PCIe peer-to-peer is not "through host memory" by necessity -----------
 def test_ch2_quiz_does_not_claim_only_nvlink_avoids_host_memory():
-    q = questions(2)[2]
+    q = content.chapter_quiz(2)[2]
     for k in q.answer:
         assert "host memory" not in q.options[k]
     wrong = [k for k, o in enumerate(q.options) if "host memory" in o]
@@ -199,3 +201,165 @@ def test_latency_and_measured_facts_name_public_or_course_sources():
         for name, fact in table.items():
             assert "../shared" not in fact.source and "FACTS.md" not in fact.source, name
             assert fact.note, name          # each says what it measures
+
+
+# --- issue 20: one latency bookkeeping, PCIe peer-to-peer, pageable by size ---------
+H200_H2D_RATIO = {1024: 0.486 / 0.373, 65536: 10.023 / 16.724,
+                  1048576: 17.062 / 48.652, 1073741824: 6.706 / 55.356}
+
+
+def test_rdma_alpha_is_one_way_and_completion_is_a_separate_round_trip():
+    p = cl.route_parameters("rdma", nic="NDR", distance_m=100e3)
+    one_way = lat("gpudirect_rdma_one_way") + 100e3 / (0.7 * 299_792_458)
+    assert p["latency_s"] == pytest.approx(one_way)                 # about 480 us
+    assert 470e-6 < p["latency_s"] < 490e-6                          # not 957 us
+    assert p["completion_rtt_s"] == pytest.approx(2 * one_way)
+    assert 950e-6 < p["completion_rtt_s"] < 970e-6
+    # the seeds' round trip is the completion, not the arrival
+    ndr = cl.nic("NDR").bw_per_dir_bytes_per_s
+    arrive = cl.rdma_transfer_time_s(0, ndr, 1000)
+    done = cl.rdma_transfer_time_s(0, ndr, 1000, completion=True)
+    assert arrive == pytest.approx(cl.fibre_one_way_s(1000))
+    assert done == pytest.approx(cl.fibre_rtt_s(1000))
+    with pytest.raises(TypeError, match="completion"):
+        cl.rdma_transfer_time_s(0, ndr, 1000, completion="yes")
+
+
+def test_staged_route_is_store_and_forward_by_default_and_pipelining_halves_it():
+    grad = cl.gradient_bytes(7e9)
+    naive = cl.route_transfer_time_s(grad, "p2p-staged", gpu="H100")
+    piped = cl.route_transfer_time_s(grad, "p2p-staged", gpu="H100", chunk_bytes=4 * cl.MB)
+    assert naive == pytest.approx(0.444, abs=0.001)
+    assert piped == pytest.approx(0.222, abs=0.001)
+    assert cl.effective_utilisation(0.8, naive) == pytest.approx(0.64, abs=0.005)
+    assert cl.effective_utilisation(0.8, piped) == pytest.approx(0.78, abs=0.005)
+    text = _notebook_text("01_city_at_night.ipynb")
+    assert "store and forward" in text and "pipelin" in text
+
+
+def test_pcie_peer_to_peer_is_a_route_one_leg_over_pcie():
+    assert "p2p-pcie" in cl.ROUTES
+    p = cl.route_parameters("p2p-pcie", gpu="A100")
+    assert p["legs"] == 1
+    assert p["bw_bytes_per_s"] == cl.pcie_bw_per_dir_bytes_per_s(4)
+    staged = cl.route_parameters("p2p-staged", gpu="A100")
+    for size in (1e3, 1e6, 1e9):
+        assert (cl.route_transfer_time_s(size, "p2p-pcie", gpu="A100")
+                < cl.route_transfer_time_s(size, "p2p-staged", gpu="A100"))
+    # one NVLink 3 link (25 GB/s) against PCIe Gen4 peer-to-peer (31.5 GB/s): a crossover
+    one_link = cl.route_parameters("p2p-nvlink", gpu="A100", nvlink_links=1)
+    assert 0 < cl.route_crossover_bytes(one_link, p) < float("inf")
+    assert cl.route_crossover_bytes(one_link, staged) == float("inf")
+
+
+def test_chapter1_counts_six_routes_and_lists_them():
+    text = _notebook_text("01_city_at_night.ipynb")
+    assert "five routes" not in text.lower() and "Five routes" not in text
+    assert "Six routes" in text and "peer-to-peer over PCIe" in text
+    assert len(cl.ROUTES) == 6
+    assert "4.1 µs" not in text and "205 kB" not in text          # the old round-trip alpha
+    p = cl.route_parameters("rdma", distance_m=10)
+    assert f"{p['latency_s'] * p['bw_bytes_per_s'] / 1e3:.0f} kB" in text
+
+
+def test_pageable_ratio_depends_on_size_as_measured_on_the_h200():
+    for size, measured in H200_H2D_RATIO.items():
+        model = cl.pageable_over_pinned(size)
+        if measured >= 1:            # small uploads: pageable is not penalised
+            assert model == pytest.approx(1.0)
+        else:
+            assert model == pytest.approx(measured, rel=0.02), size
+    assert cl.pageable_over_pinned(2048) > 0.95
+    # one catalog ratio (0.3) for every size would miss both ends
+    r = cl.MEASURED["pageable_over_pinned_x86"].value
+    assert abs(r - H200_H2D_RATIO[65536]) > 0.2 and abs(r - H200_H2D_RATIO[2**30]) > 0.15
+    # the time model follows the same curve
+    t_pin = cl.host_copy_time_s(2**20, measured=True)
+    t_pg = cl.host_copy_time_s(2**20, memory="pageable", measured=True)
+    assert t_pg > t_pin
+    assert cl.host_copy_time_s(1024, memory="pageable") == cl.host_copy_time_s(1024)
+    with pytest.raises(ValueError, match="direction"):
+        cl.host_copy_time_s(1024, direction="up")
+
+
+def test_chapter4_says_where_pageable_gets_near_pinned():
+    text = _notebook_text("04_freight_fleet.ipynb")
+    assert "never get near" not in text
+    assert "mlock" in text and "what `cudaHostAlloc` does)" not in text
+    assert "16 KiB" in text
+
+
+def test_batching_with_the_gather_copy():
+    n, piece = 256, 64e3
+    bw = cl.host_copy_bw_bytes_per_s(5, measured=True)
+    a = lat("pcie_small_copy_sync")
+    as_is = n * (a + piece / bw) + n * cl.pageable_extra_time_s(piece)
+    no_gather = cl.batched_transfer_time_s(n, piece, bw, a)
+    gather = cl.pageable_extra_time_s(n * piece)
+    with_gather = cl.batched_transfer_time_s(n, piece, bw, a, gather_time_s=gather)
+    assert with_gather == pytest.approx(no_gather + gather)
+    assert as_is / no_gather > 8                      # the old "about 9x"
+    assert 1.5 < as_is / with_gather < 4              # once the pieces must be gathered
+    with pytest.raises(ValueError, match="gather_time_s"):
+        cl.batched_transfer_time_s(n, piece, bw, a, gather_time_s=-1)
+
+
+def test_roce_small_message_latency_is_sourced_and_tcp_is_labelled_one_way():
+    roce = cl.LATENCIES["roce_small_one_way"]
+    assert "not re-checked" not in roce.source and "#6242" in roce.source
+    assert roce.value == pytest.approx(5.8e-6, rel=0.02)
+    assert "one way" in cl.LATENCIES["tcp_kernel_path"].note
+    sources = (ROOT / "docs" / "sources.md").read_text()
+    assert "#6242" in sources
+
+
+def test_half_bandwidth_size_of_pcie4_x8_is_below_64_kB():
+    b = cl.pcie_bw_per_dir_bytes_per_s(4, lanes=8)
+    d_half = cl.half_bandwidth_bytes(lat("pcie_small_copy"), b)
+    assert d_half == pytest.approx(42.5e3, rel=0.01)
+    text = _notebook_text("03_arterial_roads.ipynb")
+    assert "below the half-bandwidth size" not in text
+    assert "42.5 kB" in text
+
+
+def test_slider_exercises_ask_only_for_reachable_values():
+    # the size slider moves in log steps: 8 bytes is not one of them
+    assert "set the message to 8 bytes" not in _notebook_text("05_high_speed_rail.ipynb")
+    assert "smallest message" in _notebook_text("05_high_speed_rail.ipynb")
+    text = _notebook_text("01_city_at_night.ipynb")
+    assert "first slider step" in text
+
+
+def test_crossover_readout_compares_delivered_bandwidths():
+    ex = explorers.ch03_crossover
+    d = ex.explorer().update(gpu="A100", nvlink_links=1, n_bytes=1e7)
+    assert d["staged_bw_bytes_per_s"] == pytest.approx(cl.pcie_bw_per_dir_bytes_per_s(4) / 2)
+    assert d["bw_ratio"] == pytest.approx(25e9 / (31.5e9 / 2), rel=0.01)
+    text = ex.readout(d)
+    assert "more bandwidth)" not in text.split("staging")[-1]      # 25 < 31.5 is never "more"
+    assert "PCIe peer-to-peer wins above" in text
+    assert d["t_pcie_p2p_s"] < d["t_nvlink_s"] < d["t_pcie_s"]      # 10 MB
+
+
+def test_chapter0_does_not_undercount_the_catalog():
+    text = _notebook_text("00_start_here.ipynb")
+    assert "ninety numbers" not in text
+    assert len(cl.all_facts()) > 130
+    assert "from course_lib.apps import doctor" in text
+
+
+def test_chapter6_says_nccl_detects_the_topology_itself():
+    text = _notebook_text("06_road_map.ipynb")
+    assert "reads it to build its rings" not in text
+    assert "NCCL_TOPO_DUMP_FILE" in text
+
+
+def test_seed_slips_in_chapters_2_and_4_are_corrected():
+    t2 = _notebook_text("02_maglev_line.ipynb")
+    rec = cl.nvlink_generation(4)
+    literal = rec.lanes_per_link_per_dir * rec.lane_rate_gbit_per_s * rec.links * 2
+    assert literal == 7200 and "7,200" in t2
+    assert literal / 8 == cl.gpu("H100").nvlink_bw_bidir_bytes_per_s / 1e9
+    t4 = _notebook_text("04_freight_fleet.ipynb")
+    assert "pinning is paid once" in t4
+    assert round(2**30 / 1e9, 3) == 1.074 and "1.074 s" in t4

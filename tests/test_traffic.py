@@ -62,7 +62,9 @@ def test_bucket_schedule_comm_bound_and_latency():
 def test_accumulation():
     assert traffic.accumulation_time_per_batch_s(1.0, 2.0, 1) == pytest.approx(3.0)
     assert traffic.accumulation_time_per_batch_s(1.0, 2.0, 4) == pytest.approx(1.5)
-    assert traffic.accumulation_time_per_batch_s(1.0, 2.0, 4, overlap=True) == pytest.approx(1.25)
+    # only the last micro-batch's backward pass (2/3 of its compute) hides the AllReduce
+    assert traffic.accumulation_time_per_batch_s(1.0, 2.0, 4, overlap=True) == pytest.approx(
+        (4 + 2 - 2 / 3) / 4)
     with pytest.raises(ValueError):
         traffic.accumulation_time_per_batch_s(1.0, 1.0, 0)
 
@@ -121,3 +123,20 @@ def test_weak_scaling_is_not_the_rule_and_latency_breaks_it():
         traffic.strong_scaling_speedup(8, 0.0, s, b)
     with pytest.raises(ValueError, match="n"):
         traffic.weak_scaling_speedup(0, t, s, b)
+
+
+
+def test_one_overlap_model_forward_never_hides_communication():
+    """Issue 20: the course's overlap is T_fwd + max(T_bwd, T_comm), not max(T_comp, T_comm)."""
+    tc, tm = 0.8, 0.6
+    t = traffic.overlap_step_time_s(tc, tm)
+    assert t == pytest.approx(tc / 3 + max(2 * tc / 3, tm))
+    assert t > traffic.iteration_time_s(tc, tm, overlap=True)     # the seeds bound
+    # communication longer than the backward pass: the forward pass still shows
+    assert traffic.overlap_step_time_s(0.9, 0.8) == pytest.approx(0.3 + 0.8)
+    assert traffic.overlap_step_time_s(0.9, 0.8, overlap=False) == pytest.approx(1.7)
+    # the last bucket's tail never hides
+    assert traffic.overlap_step_time_s(0.9, 0.5, tail_s=0.1) == pytest.approx(0.9 + 0.1)
+    assert traffic.overlap_step_time_s(0.9, 0.5, overlap=0.5) == pytest.approx(0.9 + 0.5 - 0.25)
+    with pytest.raises(ValueError, match="backward_share"):
+        traffic.overlap_step_time_s(1.0, 1.0, backward_share=1.5)

@@ -1,7 +1,7 @@
 """The static edition: every chapter executed and rendered to HTML, plus an index.
 
 ``python -m course_lib site OUTDIR [--src notebooks] [--timeout 600]`` (or
-``python -m course_lib.site OUTDIR``; ``make site`` writes ``_site/``).  Each notebook is executed headless with nbclient in
+``python -m course_lib site OUTDIR``; ``make site`` writes ``_site/``).  Each notebook is executed headless with nbclient in
 a fresh ``python3`` kernel whose environment has ``COURSE_STATIC=1``, so
 explorers draw one static figure at their default settings and quizzes print
 with the answers folded (see :func:`course_lib.widgets.static_mode`); it is

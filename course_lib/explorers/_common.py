@@ -6,7 +6,7 @@ from ..units import format_bandwidth, format_bytes, format_time
 
 #: One colour per route or link kind, used by every chapter's plots.
 COLOURS = {
-    "h2d": "#d95f02", "d2h": "#e6ab02", "p2p-staged": "#7570b3",
+    "h2d": "#d95f02", "d2h": "#e6ab02", "p2p-staged": "#7570b3", "p2p-pcie": "#e7298a",
     "p2p-nvlink": "#1b9e77", "rdma": "#377eb8",
     "nvlink": "#1b9e77", "pcie": "#d95f02", "network": "#377eb8",
 }

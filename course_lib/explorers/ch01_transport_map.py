@@ -23,10 +23,12 @@ ROUTE_LABELS = [
     ("H2D: host -> GPU (PCIe)", "h2d"),
     ("D2H: GPU -> host (PCIe)", "d2h"),
     ("GPU -> GPU staged through host (PCIe)", "p2p-staged"),
+    ("GPU -> GPU peer-to-peer (PCIe)", "p2p-pcie"),
     ("GPU -> GPU peer-to-peer (NVLink)", "p2p-nvlink"),
     ("GPU -> GPU in another server (RDMA)", "rdma"),
 ]
 SHORT = {"h2d": "H2D", "d2h": "D2H", "p2p-staged": "GPU-host-GPU (PCIe)",
+         "p2p-pcie": "GPU-GPU (PCIe P2P)",
          "p2p-nvlink": "GPU-GPU (NVLink)", "rdma": "RDMA (other server)"}
 SIZES_BYTES = np.logspace(0, 10, 41)
 
@@ -51,9 +53,8 @@ def compute(route, n_bytes, gpu, nic, distance_m, memory):
     """Times of every route over a range of sizes, and the chosen point."""
     kw = dict(gpu=gpu, nic=nic, distance_m=distance_m, memory=memory)
     params = {r: analytic.route_parameters(r, **kw) for r in analytic.ROUTES}
-    times = {r: np.array([analytic.staged_transfer_time_s(
-                 d, p["bw_bytes_per_s"], p["latency_s"], legs=p["legs"])
-                 for d in SIZES_BYTES]) for r, p in params.items()}
+    times = {r: np.array([analytic.route_transfer_time_s(d, r, **kw)
+                          for d in SIZES_BYTES]) for r in params}
     t = analytic.route_transfer_time_s(n_bytes, route, **kw)
     return {"route": route, "n_bytes": n_bytes, "sizes_bytes": SIZES_BYTES,
             "times_s": times, "params": params, "time_s": t,

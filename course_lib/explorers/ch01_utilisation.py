@@ -43,6 +43,7 @@ def plot(data, fig):
     fast_layout(fig, left=0.42, right=0.97, bottom=0.17, top=0.89)
     ax = fig.add_subplot(1, 1, 1)
     short = {"h2d": "H2D (PCIe)", "d2h": "D2H (PCIe)", "p2p-staged": "GPU-host-GPU (PCIe)",
+             "p2p-pcie": "GPU-GPU (PCIe P2P)",
              "p2p-nvlink": "GPU-GPU (NVLink)", "rdma": "other server (RDMA)"}
     routes = list(data["t_comm_s"])
     y = np.arange(len(routes))

@@ -1,11 +1,13 @@
 """Chapter 3 explorer: PCIe against NVLink, and the size where they cross.
 
-Two routes between two GPUs: peer-to-peer over ``k`` NVLink links, and
-staging through host memory over PCIe (two copies in series).  Each takes
+Three routes between two GPUs: peer-to-peer over ``k`` NVLink links,
+peer-to-peer over PCIe (one DMA through a PCIe switch), and staging through
+host memory over PCIe (two copies in series, store and forward).  Each takes
 ``T = alpha + legs x D / B`` (:func:`course_lib.route_transfer_time_s`);
-they take equal time at :func:`course_lib.route_crossover_bytes`.  With all
+two take equal time at :func:`course_lib.route_crossover_bytes`.  With all
 of an H100's links NVLink wins at every size; with one link, big messages
-go faster over PCIe.
+go faster over PCIe.  The readout compares *delivered* bandwidths: the
+staged route crosses the PCIe link twice, so it delivers B/2.
 
 >>> d = explorer().update(gpu="H100", nvlink_links=1)
 >>> 1e6 < d["crossover_bytes"] < 2e6
@@ -40,18 +42,24 @@ def compute(gpu, nvlink_links, n_bytes):
     asked, nvlink_links = nvlink_links, min(nvlink_links, g.nvlink_links)
     nv = analytic.route_parameters("p2p-nvlink", gpu=gpu, nvlink_links=nvlink_links)
     pc = analytic.route_parameters("p2p-staged", gpu=gpu)
+    pp = analytic.route_parameters("p2p-pcie", gpu=gpu)
     curves = {}
-    for name, p in (("p2p-nvlink", nv), ("p2p-staged", pc)):
+    for name, p in (("p2p-nvlink", nv), ("p2p-pcie", pp), ("p2p-staged", pc)):
         curves[name] = np.array([analytic.staged_transfer_time_s(
             d, p["bw_bytes_per_s"], p["latency_s"], legs=p["legs"]) for d in SIZES_BYTES])
     t_nv = analytic.route_transfer_time_s(n_bytes, "p2p-nvlink", gpu=gpu,
                                           nvlink_links=nvlink_links)
     t_pc = analytic.route_transfer_time_s(n_bytes, "p2p-staged", gpu=gpu)
-    return {"gpu": g.name, "nvlink": nv, "pcie": pc, "sizes_bytes": SIZES_BYTES,
+    t_pp = analytic.route_transfer_time_s(n_bytes, "p2p-pcie", gpu=gpu)
+    return {"gpu": g.name, "nvlink": nv, "pcie": pc, "pcie_p2p": pp,
+            "sizes_bytes": SIZES_BYTES,
             "times_s": curves, "n_bytes": n_bytes, "t_nvlink_s": t_nv,
-            "t_pcie_s": t_pc,
+            "t_pcie_s": t_pc, "t_pcie_p2p_s": t_pp,
             "crossover_bytes": analytic.route_crossover_bytes(nv, pc),
-            "bw_ratio": nv["bw_bytes_per_s"] / pc["bw_bytes_per_s"],
+            "crossover_p2p_bytes": analytic.route_crossover_bytes(nv, pp),
+            # delivered bandwidths: the staged route uses its PCIe link twice
+            "staged_bw_bytes_per_s": pc["bw_bytes_per_s"] / pc["legs"],
+            "bw_ratio": nv["bw_bytes_per_s"] / (pc["bw_bytes_per_s"] / pc["legs"]),
             "half_bw_nvlink_bytes": analytic.half_bandwidth_bytes(
                 nv["latency_s"], nv["bw_bytes_per_s"]),
             "nvlink_links": nvlink_links,
@@ -60,13 +68,14 @@ def compute(gpu, nvlink_links, n_bytes):
 
 
 def _title(data):
-    return f"{data['gpu']}: NVLink peer-to-peer against PCIe through the host"
+    return f"{data['gpu']}: NVLink against PCIe peer-to-peer and PCIe through the host"
 
 
 def plot(data, fig):
     ax = loglog_axes(fig)
     curves = {}
-    for name, p in (("p2p-nvlink", data["nvlink"]), ("p2p-staged", data["pcie"])):
+    for name, p in (("p2p-nvlink", data["nvlink"]), ("p2p-pcie", data["pcie_p2p"]),
+                    ("p2p-staged", data["pcie"])):
         curves[name], = ax.plot(data["sizes_bytes"], data["times_s"][name],
                                 color=COLOURS[name], lw=2.2, label=p["label"])
     x = data["crossover_bytes"]
@@ -77,7 +86,7 @@ def plot(data, fig):
                        fontsize=8)
         cross = (line, text)
     size_line = ax.axvline(data["n_bytes"], color="grey", ls=":", lw=1)
-    points, = ax.plot([data["n_bytes"]] * 2, [data["t_nvlink_s"], data["t_pcie_s"]],
+    points, = ax.plot([data["n_bytes"]] * 3, [data["t_nvlink_s"], data["t_pcie_p2p_s"], data["t_pcie_s"]],
                       "ko", ms=4)
     legend = ax.legend(fontsize=8, loc="upper left")
     ax.set_title(_title(data), fontsize=10, y=1.0)
@@ -95,14 +104,15 @@ def replot(data, fig, artists):
     if math.isfinite(x) != (artists["cross"] is not None):
         return False
     ax = artists["ax"]
-    for name, p in (("p2p-nvlink", data["nvlink"]), ("p2p-staged", data["pcie"])):
+    for name, p in (("p2p-nvlink", data["nvlink"]), ("p2p-pcie", data["pcie_p2p"]),
+                    ("p2p-staged", data["pcie"])):
         line = artists["curves"][name]
         line.set_data(data["sizes_bytes"], data["times_s"][name])
         line.set_label(p["label"])
         artists["legend_texts"][name].set_text(p["label"])
     n = data["n_bytes"]
     artists["size_line"].set_xdata([n, n])
-    artists["points"].set_data([n, n], [data["t_nvlink_s"], data["t_pcie_s"]])
+    artists["points"].set_data([n, n, n], [data["t_nvlink_s"], data["t_pcie_p2p_s"], data["t_pcie_s"]])
     if artists["cross"] is not None:
         line, text = artists["cross"]
         line.set_xdata([x, x])
@@ -114,18 +124,27 @@ def replot(data, fig, artists):
     ax.set_title(_title(data), fontsize=10, y=1.0)
 
 
+def _verdict(x, other):
+    if not math.isfinite(x):
+        return f"NVLink beats {other} at every size"
+    return (f"NVLink beats {other} below <b>{format_bytes(x)}</b> (smaller start-up), "
+            f"{other} wins above it (it delivers more bandwidth)")
+
+
 def readout(data):
-    x = data["crossover_bytes"]
-    verdict = ("NVLink is faster at every size (smaller start-up <i>and</i> more "
-               "bandwidth)" if not math.isfinite(x) else
-               f"below <b>{format_bytes(x)}</b> NVLink wins (smaller start-up), "
-               f"above it PCIe wins (more bandwidth)")
-    faster = "NVLink" if data["t_nvlink_s"] <= data["t_pcie_s"] else "PCIe"
-    return (f"{data['note']}NVLink {format_bandwidth(data['nvlink']['bw_bytes_per_s'])} vs PCIe "
-            f"{format_bandwidth(data['pcie']['bw_bytes_per_s'])} per direction "
-            f"(ratio {data['bw_ratio']:.1f}x); {verdict}. At "
+    times = {"NVLink": data["t_nvlink_s"], "PCIe peer-to-peer": data["t_pcie_p2p_s"],
+             "PCIe staged": data["t_pcie_s"]}
+    faster = min(times, key=times.get)
+    return (f"{data['note']}Delivered per direction: NVLink "
+            f"{format_bandwidth(data['nvlink']['bw_bytes_per_s'])}, PCIe peer-to-peer "
+            f"{format_bandwidth(data['pcie_p2p']['bw_bytes_per_s'])}, PCIe staged "
+            f"{format_bandwidth(data['staged_bw_bytes_per_s'])} (the link "
+            f"{format_bandwidth(data['pcie']['bw_bytes_per_s'])} crossed twice). "
+            f"{_verdict(data['crossover_p2p_bytes'], 'PCIe peer-to-peer')}; "
+            f"{_verdict(data['crossover_bytes'], 'staging')}. At "
             f"{format_bytes(data['n_bytes'])}: NVLink {format_time(data['t_nvlink_s'])}, "
-            f"PCIe {format_time(data['t_pcie_s'])} -- {faster} is faster.")
+            f"PCIe P2P {format_time(data['t_pcie_p2p_s'])}, staged "
+            f"{format_time(data['t_pcie_s'])} -- {faster} is fastest.")
 
 
 def explorer() -> Explorer:

@@ -81,7 +81,8 @@ from .parts import (CPU_LINKS, FUTURE_LINKS, GPU, GPU_HBM_BW, GPU_PEAK_FLOPS,
                     pcie_generation, system, system_names)
 from .networks import (NETWORK, NETWORK_KINDS, NETWORK_PROFILES, network_efficiency,
                        network_hop_s, network_profile)
-from .measured import LATENCIES, MEASURED, latency_s
+from .measured import (LATENCIES, MEASURED, latency_s, pageable_extra_time_s,
+                       pageable_over_pinned)
 from .datafiles import data_path
 from .fitted import (CALIBRATION, SRC_CALIB, calibration,  # noqa: F401
                      calibration_curves, calibration_data_path, calibration_rows)
@@ -103,4 +104,5 @@ __all__ = [
     "NETWORK_PROFILES", "network_profile",
     # new with the package
     "nccl_hop_s", "data_path", "calibration_rows", "calibration_curves",
+    "pageable_extra_time_s", "pageable_over_pinned",
 ]

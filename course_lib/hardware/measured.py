@@ -32,6 +32,8 @@ _OSU_GDR = ("OSU micro-benchmarks osu_latency -d cuda D D between two servers, "
             "Open MPI + UCX with GPUDirect RDMA and gdrcopy on InfiniBand: "
             "4.06 us at 1 B ('Building a CUDA-aware Open MPI library on an "
             "Infiniband cluster', user guide of the juliet cluster)")
+_UCX_ROCE = ("openucx/ucx issue #6242 (ib_send_lat over RoCE, 'Link type: "
+             "Ethernet', mlx5_bond_0, 2 bytes: t_min 5.43 us, t_typical 5.84 us)")
 _SMALL_COPY_S = 2.7 * US
 _SMALL_COPY_SYNC_S = 7.3 * US
 LATENCIES: dict[str, Fact] = {
@@ -78,15 +80,24 @@ LATENCIES: dict[str, Fact] = {
                                "docs/sources.md", True,
                                "small RDMA message host memory to host memory, "
                                "one way (1-2 us); no GPU involved"),
-    "roce_small_one_way": Fact(5.5 * US, "s", "n/a",
-                               "one published RoCE ib_send_lat report (5-6 us); "
-                               "not re-checked", True,
+    "roce_small_one_way": Fact(5.8 * US, "s", "n/a", _UCX_ROCE, True,
                                "small RoCE message host memory to host memory, "
-                               "one way (5-6 us, one report)"),
+                               "one way (ib_send_lat reports half the round "
+                               "trip): 5.8 us typical, 5.4 us best, on one "
+                               "Ethernet-bonded ConnectX port"),
     "tcp_kernel_path": Fact(50 * US, "s", "n/a",
                             "seed article 000 (unsourced); measure it in the "
                             "chapter 5 lab", True,
-                            "TCP through the kernel, tens of us"),
+                            "TCP through the kernel, one way (the seed sets it "
+                            "beside one-way RDMA figures): tens of us; the "
+                            "chapter 5 lab measures a round trip, twice this kind"),
+    "pcie_p2p": Fact(_SMALL_COPY_S, "s", "n/a",
+                     "derived: one DMA copy over PCIe, as pcie_small_copy ("
+                     + SRC_H200_LAB + ")", True,
+                     "GPU to GPU peer-to-peer over PCIe (through a PCIe switch "
+                     "or the root complex), one small message, one way: one "
+                     "DMA copy over PCIe, so the same start-up as a small "
+                     "pinned host-to-GPU copy"),
     "nccl_hop_nvlink": Fact(NCCL_TUNING["ring_ll_hop_nvlink"].value, "s", "n/a",
                             SRC_NCCL_TUNING, False,
                             "NCCL per-hop planning latency, NVLink, Ring/LL"),
@@ -152,3 +163,111 @@ MEASURED: dict[str, Fact] = {
 }
 
 
+
+
+# --- pageable copies, size by size (the H200 gpu-copies run) -----------------
+_PAGEABLE_CACHE: dict[str, list[tuple[float, float]]] = {}
+
+
+def _pageable_points(direction: str) -> list[tuple[float, float]]:
+    """``(n_bytes, extra seconds)`` of the H200 run: pageable minus pinned
+    median time at each size measured in both kinds, one direction."""
+    if direction not in _PAGEABLE_CACHE:
+        import json
+
+        from .datafiles import data_path
+
+        records = json.loads(data_path("h200_gpu_copies.json").read_text())
+        med = {(r["variant"], r["n_bytes"]): r["median_s"] for r in records}
+        sizes = sorted(n for v, n in med if v == f"{direction}-pageable"
+                       and (f"{direction}-pinned", n) in med)
+        _PAGEABLE_CACHE[direction] = [
+            (float(n), med[(f"{direction}-pageable", n)] - med[(f"{direction}-pinned", n)])
+            for n in sizes]
+    return _PAGEABLE_CACHE[direction]
+
+
+def pageable_extra_time_s(n_bytes: float, direction: str = "h2d") -> float:
+    """Time a pageable host copy adds to a pinned one of the same size, seconds.
+
+    Read from the course's H200 run (``course_lib/data/h200_gpu_copies.json``,
+    PCIe Gen5 x16, copies timed by CUDA events): at each measured size the
+    pageable median minus the pinned median.  Between sizes the extra time
+    per byte is interpolated linearly in log2(size); below the smallest size
+    the extra time of the smallest is kept, above the largest its time per
+    byte.  Where pageable was measured faster than pinned (host-to-GPU below
+    16 KiB) the extra is 0: the driver's copy into its staging buffer takes
+    less than a microsecond there.  Chapter 4.
+
+    Parameters
+    ----------
+    n_bytes : float
+        Copy size, bytes (>= 0).
+    direction : {"h2d", "d2h"}
+        Host to GPU or GPU to host.
+
+    Examples
+    --------
+    >>> pageable_extra_time_s(1024)
+    0.0
+    >>> round(pageable_extra_time_s(2**30) * 1e3)      # ms, 1 GiB host -> GPU
+    141
+    """
+    import math
+
+    from ..units import check_nonnegative
+
+    d = check_choice(direction, "direction", ("h2d", "d2h"))
+    n = check_nonnegative(n_bytes, "n_bytes")
+    pts = _pageable_points(d)
+    if n <= pts[0][0]:
+        return max(0.0, pts[0][1])
+    per_byte = [(math.log2(s), max(0.0, e) / s) for s, e in pts]
+    x = math.log2(n)
+    if x >= per_byte[-1][0]:
+        return n * per_byte[-1][1]
+    for (x0, c0), (x1, c1) in zip(per_byte, per_byte[1:]):
+        if x0 <= x <= x1:
+            return n * (c0 + (c1 - c0) * (x - x0) / (x1 - x0))
+    raise AssertionError("unreachable")
+
+
+def pageable_over_pinned(n_bytes: float, direction: str = "h2d") -> float:
+    """Measured pageable / pinned delivered bandwidth at one size (H200 run).
+
+    The ratio of the two medians' times, ``T_pinned / T_pageable``, with the
+    pinned time read from the same run and :func:`pageable_extra_time_s`
+    added for pageable; exact at the measured sizes.  Host to GPU it is about
+    1 up to 16 KiB, 0.60 at 64 KiB, 0.35 at 1 MiB and 0.12 at 1 GiB: not one
+    number.  Chapter 4.
+
+    >>> round(pageable_over_pinned(2**20), 2), round(pageable_over_pinned(2**30), 2)
+    (0.35, 0.12)
+    """
+    import math
+
+    from ..units import check_positive
+
+    d = check_choice(direction, "direction", ("h2d", "d2h"))
+    n = check_positive(n_bytes, "n_bytes")
+    import json
+
+    from .datafiles import data_path
+
+    if f"pinned-{d}" not in _PAGEABLE_CACHE:
+        records = json.loads(data_path("h200_gpu_copies.json").read_text())
+        _PAGEABLE_CACHE[f"pinned-{d}"] = sorted(
+            (float(r["n_bytes"]), r["median_s"]) for r in records
+            if r["variant"] == f"{d}-pinned")
+    pinned = _PAGEABLE_CACHE[f"pinned-{d}"]
+    # pinned time: interpolate the time per byte in log2(size), as above
+    pts = [(math.log2(s), t / s) for s, t in pinned]
+    x = math.log2(n)
+    if x <= pts[0][0]:
+        t_pin = pinned[0][1]
+    elif x >= pts[-1][0]:
+        t_pin = n * pts[-1][1]
+    else:
+        t_pin = next(n * (c0 + (c1 - c0) * (x - x0) / (x1 - x0))
+                     for (x0, c0), (x1, c1) in zip(pts, pts[1:]) if x0 <= x <= x1)
+    return t_pin / (t_pin + pageable_extra_time_s(n, d))
