@@ -1,7 +1,7 @@
 """How well calibrate() predicts what it did not fit, per public run.
 
 Two splits over the held-out runs of course_lib/data/validation/nccl_tests_public.csv
-(:func:`course_lib.calibrate.holdout_points`):
+(:func:`course_lib.calibrating.holdout_points`):
 
 1. sizes -- every run with >= 8 sizes is calibrated on its sizes nearest
    4 KiB, 1 MiB, 64 MiB and 1 GiB and predicts its other sizes;
@@ -13,7 +13,7 @@ calibrated model, the same from spec (no calibration) on the same points, and
 how many points fell inside the calibrated prediction's busbw range.  The
 targets (issue 22): sizes median <= 5 %, p90 <= 15 %; nodes median <= 10 %;
 ranges holding ~80 %.  Last, the 10-90 % band of measured/predicted over each
-split: what ``calibrate.HELDOUT_BANDS`` must hold.
+split: what ``calibrating.HELDOUT_BANDS`` must hold.
 
 Run: .venv/bin/python benchmarks/bench_calibrate.py
 """
@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course_lib import calibrate as C  # noqa: E402
+from course_lib import calibrating as C  # noqa: E402
 
 
 def table(points, title):
@@ -59,7 +59,7 @@ def main():
     t2 = time.perf_counter()
     table(sizes, "size split: fit ~4 sizes of a run, predict its other sizes")
     table(nodes, "node split: fit the 2-node run, predict other node counts")
-    print(f"\nHELDOUT_BANDS in course_lib/calibrate.py: {C.HELDOUT_BANDS}")
+    print(f"\nHELDOUT_BANDS in course_lib/calibrating.py: {C.HELDOUT_BANDS}")
     print(f"time: size split {t1 - t0:.1f} s, node split {t2 - t1:.1f} s")
 
 

@@ -31,6 +31,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .hardware import NCCL_LINK_BW, calibration, gpu as _gpu, nccl_tuning, network_profile
 from .hardware import nic as _nic
@@ -43,6 +44,13 @@ from .units import check_choice, check_int
 __all__ = ["FABRICS", "Calibration", "Cluster", "cluster", "cluster_from_topo", "cluster_from_spec",
            "parse_nvidia_smi_topo", "parse_nccl_topo_xml", "TOPO_WORDS", "EXAMPLE_TOPO",
            "validation_data_dir"]
+
+@lru_cache(maxsize=None)
+def _gpu_record(name: str):
+    """The catalog record of a GPU (looked up once per name: the predictor
+    asks for it many times a call)."""
+    return _gpu(name)
+
 
 #: Fabrics inside one node.
 FABRICS = ("nvswitch", "mesh", "cube-mesh", "pcie", "bridge")
@@ -61,7 +69,7 @@ CALIBRATED_CONSTANTS = {"launch_s": "calibration", "chunk_bytes": "calibration",
 class Calibration:
     """Constants fitted to one measured run, carried by a :class:`Cluster`.
 
-    Made by :func:`course_lib.calibrate.calibrate`; every field with a
+    Made by :func:`course_lib.calibrating.calibrate`; every field with a
     physical meaning, None (or 1.0 for a scale) where the run said nothing
     and the catalog's value stands.  The Cluster's rate methods and the
     predictor read them instead of the catalog -- one mechanism, so the
@@ -98,7 +106,7 @@ class Calibration:
         (low, high) factors on a predicted busbw of the machine the run ran
         on, and of the same machine with other node or NIC counts: the band
         that held 80 % of the points calibrations predicted without fitting
-        them (:func:`course_lib.calibrate.calibrate` says how).
+        them (:func:`course_lib.calibrating.calibrate` says how).
     source : str
         What the constants were fitted on (for the reader).
     nodes, nics_per_node : int
@@ -156,7 +164,7 @@ class Cluster:
     ring_hops: tuple = ()
     calibrated: Calibration | None = None
 
-    # --- a calibrated machine (course_lib.calibrate) ----------------------
+    # --- a calibrated machine (course_lib.calibrating) ----------------------
     @property
     def from_spec(self) -> "Cluster":
         """This machine without its :attr:`calibrated` constants (the catalog's)."""
@@ -197,7 +205,7 @@ class Cluster:
 
     @property
     def gpu_record(self):
-        return _gpu(self.gpu)
+        return _gpu_record(self.gpu)
 
     @property
     def nvls_capable(self) -> bool:

@@ -114,6 +114,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 
 from .analytic import COLLECTIVES, busbw_factor, hierarchical_allreduce_time_s
 # the machine lives in course_lib.clusters; its names stay importable from here
@@ -267,6 +268,7 @@ def _ring(coll, s, clu, proto):
     return base + lat_part, transfer, rest - lat_part, b
 
 
+@lru_cache(maxsize=256)
 def _net_traffic(nodes: int) -> float:
     """What the busiest node sends to the network per byte of a tree AllReduce
     (each way): :func:`course_lib.topology.tree_sends_per_node` of NCCL's
@@ -398,7 +400,7 @@ def _candidates(coll, s, clu, algorithm):
     out = _candidates_all(coll, s, clu, algorithm)
     cal = clu.calibrated
     if cal is not None and cal.algorithms and algorithm == "auto":
-        # the algorithms a calibrated run was found to use (course_lib.calibrate)
+        # the algorithms a calibrated run was found to use (course_lib.calibrating)
         out = {k: v for k, v in out.items() if k[0] in cal.algorithms} or out
     prof = _profile(clu)
     if prof is None or algorithm != "auto":
@@ -622,7 +624,7 @@ def busbw_range_factors(cluster: Cluster, collective: str, n_bytes: float) -> tu
     """(low, high) factors on a predicted busbw.
 
     From spec: :func:`spec_range_bands` for the :func:`range_kind` of the
-    prediction.  Calibrated (:func:`course_lib.calibrate.calibrate`): the
+    prediction.  Calibrated (:func:`course_lib.calibrating.calibrate`): the
     calibration's own band, ``busbw_range`` on the machine the run ran on,
     ``what_if_range`` with other node or NIC counts.
     """
