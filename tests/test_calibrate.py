@@ -244,3 +244,16 @@ def test_calibrated_constants_are_finite_and_within_bounds():
         assert math.isfinite(value) and value > 0, name
     assert c.calibrated.nic_bytes_per_s <= cl.nic("NDR").bw_per_dir_bytes_per_s
     assert c.calibrated.ll128_efficiency <= 120 / 128
+
+
+def test_busbw_plot_shades_the_range():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    cl.plots.plot_busbw_vs_measured(cl.cluster("H100"), sizes=[2**20, 2**30], ax=ax)
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    line = ax.lines[0].get_ydata()
+    assert band.min() < min(line) and band.max() > max(line)
+    plt.close(fig)
