@@ -23,6 +23,7 @@ from . import predict, sim  # noqa: F401  (pure numpy/networkx; no display neede
 from .predict import (Cluster, Prediction, cluster, predict_collective,  # noqa: F401
                       predict_copy)
 from .sim import SimResult, simulate_collective  # noqa: F401
+from .nccl_log import read_nccl_tests, rows_by_collective  # noqa: F401
 from .calibrating import calibrate, what_if  # noqa: F401  (fit the model to a run)
 
 __version__ = "0.1.0"

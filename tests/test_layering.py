@@ -25,6 +25,7 @@ LAYERS = {
     "traffic": 3.2,  # closed-form models for chapter 8
     "scenarios": 4.5,  # chapter 10: composes analytic and predict, models nothing itself
     "measure": 3.5,  # beside the models: units, hardware, analytic only
+    "nccl_log": 0.5,  # reads nccl-tests output into rows: units only
     "clusters": 3.8,  # the machine and its calibrated link rates: predict and sim read it
     "apps": 10,  # course_lib/apps: cli, doctor, site
     "doctor": 11, "site": 11,  # the old names: aliases of apps.doctor / apps.site
