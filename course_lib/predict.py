@@ -588,6 +588,10 @@ def range_kind(cluster: Cluster, n_bytes: float) -> str:
     >>> range_kind(cluster("H100", nodes=2, nic="NDR"), 2**30)
     'across nodes, >= 1 MiB'
     """
+    if not isinstance(cluster, Cluster):
+        raise TypeError(f"cluster must be a Cluster from course_lib.cluster(...), "
+                        f"got {type(cluster).__name__}")
+    n_bytes = check_positive(n_bytes, "n_bytes")
     where = "one node" if cluster.nodes == 1 else "across nodes"
     size = ">= 1 MiB" if n_bytes >= RANGE_SPLIT_BYTES else "< 1 MiB"
     return f"{where}, {size}"
@@ -628,12 +632,13 @@ def busbw_range_factors(cluster: Cluster, collective: str, n_bytes: float) -> tu
     calibration's own band, ``busbw_range`` on the machine the run ran on,
     ``what_if_range`` with other node or NIC counts.
     """
+    kind = range_kind(cluster, n_bytes)
+    check_choice(collective, "collective", COLLECTIVES)
     cal = cluster.calibrated
     if cal is not None:
         same = cal.nodes == cluster.nodes and cal.nics_per_node == cluster.nics_per_node
         return tuple(cal.busbw_range if same else cal.what_if_range)
-    bands = spec_range_bands()
-    return bands.get(range_kind(cluster, n_bytes), (1.0, 1.0))
+    return spec_range_bands().get(kind, (1.0, 1.0))
 
 
 def _predict(coll, s, cluster, algo, launch_gpus) -> Prediction:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import course_lib as cl
 from course_lib import calibrating as C
@@ -257,3 +259,35 @@ def test_busbw_plot_shades_the_range():
     line = ax.lines[0].get_ydata()
     assert band.min() < min(line) and band.max() > max(line)
     plt.close(fig)
+
+
+_ANY = st.one_of(
+    st.none(), st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=20),
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(
+                ["collective", "n_bytes", "time_s", "n_ranks", "n_gpus_per_process",
+                 "algbw_bytes_per_s"]),
+            st.one_of(
+                st.integers(-5, 2**40),
+                st.floats(allow_nan=True),
+                st.sampled_from(
+                    ["allreduce", "allgather", "x"]))), max_size=3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=_ANY, what=_ANY)
+def test_only_value_or_type_errors_escape(rows, what):
+    machine = cl.cluster("H100")
+    for call in (lambda: cl.calibrate(machine, rows, max_iter=1),
+                 lambda: C.compare(machine, rows),
+                 lambda: cl.what_if(machine, nodes=what),
+                 lambda: C.load_log(what, machine),
+                 lambda: P.busbw_range_factors(machine, what, 2**20),
+                 lambda: P.range_kind(machine, what)):
+        try:
+            call()
+        except (ValueError, TypeError):
+            pass
