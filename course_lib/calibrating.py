@@ -90,7 +90,7 @@ FIT_SIZES = (2.0**12, 2.0**20, 2.0**26, 2.0**30)
 #: (``benchmarks/bench_calibrate.py`` measures them; a test recomputes them):
 #: "sizes" -- other sizes of the run fitted on; "nodes" -- the same cluster at
 #: another node count (2 nodes fitted, 4 and 8 predicted).
-HELDOUT_BANDS = {"sizes": (0.83, 1.20), "nodes": (0.85, 1.07)}
+HELDOUT_BANDS = {"sizes": (0.84, 1.21), "nodes": (0.85, 1.07)}
 
 _NAMES = ("launch_s", "latency_scale", "intra_scale", "nic_bytes_per_s", "net_step_bytes_per_nic",
           "chunk_bytes",
@@ -552,13 +552,22 @@ def _runs():
 
 
 def nearest_sizes(sizes, targets):
-    """The run's sizes nearest (in log) to each target, distinct, in order."""
+    """For each target, the run's size nearest to it (in log) that is not
+    taken yet (the target farthest from the run chooses first): as many
+    distinct sizes as targets where the run has them, sorted.
+
+    >>> nearest_sizes([2.0**k for k in range(20, 34)], FIT_SIZES) == [2**20, 2**21, 2**26, 2**30]
+    True
+    """
     chosen = []
-    for t in targets:
-        best = min(sizes, key=lambda s: abs(math.log(s / t)))
-        if best not in chosen:
-            chosen.append(best)
-    return chosen
+    left = sorted(set(sizes))
+    for t in sorted(targets, key=lambda t: -min(abs(math.log(s / t)) for s in left)):
+        if not left:
+            break
+        best = min(left, key=lambda s: abs(math.log(s / t)))
+        chosen.append(best)
+        left.remove(best)
+    return sorted(chosen)
 
 
 def holdout_points(split: str = "sizes") -> list[dict]:

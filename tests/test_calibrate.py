@@ -291,3 +291,36 @@ def test_only_value_or_type_errors_escape(rows, what):
             call()
         except (ValueError, TypeError):
             pass
+
+
+# --- the accuracy the chapter and docs state is the one measured ------------------------
+def _pct(x):
+    return f"{100 * x:.1f} %" if x < 0.1 else f"{100 * x:.0f} %"
+
+
+@pytest.fixture(scope="module")
+def size_split():
+    return C.holdout_points("sizes")
+
+
+def test_stated_accuracy_is_the_measured_one(size_split, notebook_text):
+    flat = lambda text: " ".join(text.split())  # noqa: E731  (line breaks do not matter)
+    md = flat(notebook_text("07_sharing_the_load", "markdown"))
+    docs = flat((ROOT / "docs" / "your_cluster.md").read_text(encoding="utf-8"))
+    err = np.abs([1 / p["ratio"] - 1 for p in size_split])
+    spec = np.abs([1 / p["spec_ratio"] - 1 for p in size_split])
+    sizes = f"within a median of {_pct(np.median(err))} (90th percentile {_pct(np.percentile(err, 90))})"
+    assert sizes in md and sizes in docs
+    assert f"against {_pct(np.median(spec))} ({_pct(np.percentile(spec, 90))}) from spec" in md
+    e = np.abs([1 / p["ratio"] - 1 for p in C.holdout_points("nodes")])
+    nodes = f"within a median of {_pct(np.median(e))} (90th percentile {_pct(np.percentile(e, 90))})"
+    assert nodes in md and nodes in docs
+    # the band a calibrated prediction carries for other sizes is this split's 10-90 %
+    lo, hi = np.percentile([p["ratio"] for p in size_split], [10, 90])
+    assert C.HELDOUT_BANDS["sizes"] == pytest.approx((lo, hi), abs=0.03)
+    # the from-spec figures of the section's first paragraph: the held-out table above it
+    rows = P.validation_rows(split="heldout")
+    big = np.abs([r["rel_error"] for r in rows if r["n_bytes"] >= 2**20])
+    spec_txt = (f"median of {_pct(np.median(big))} from 1 MiB up and by "
+                f"{_pct(np.percentile(big, 90))} at the 90th percentile")
+    assert spec_txt in md and spec_txt in docs
