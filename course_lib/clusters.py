@@ -41,9 +41,11 @@ from .hardware import (PCIE_PATHS, cpu_link_bw_bytes_per_s, cpu_link_names,
 from .topology import BRIDGE_LINKS
 from .units import check_choice, check_int
 
-__all__ = ["FABRICS", "Calibration", "Cluster", "cluster", "cluster_from_topo", "cluster_from_spec",
+__all__ = ["FABRICS", "Calibration", "Cluster", "cluster", "cluster_from_topo",
+           "cluster_from_spec",
            "parse_nvidia_smi_topo", "parse_nccl_topo_xml", "TOPO_WORDS", "EXAMPLE_TOPO",
            "validation_data_dir"]
+
 
 @lru_cache(maxsize=None)
 def _gpu_record(name: str):

@@ -124,7 +124,8 @@ def test_what_if_keeps_the_calibration_and_drops_a_nic_rate_for_another_nic():
     assert w.nic_bw_bytes_per_s() == c.nic_bw_bytes_per_s()
     other = cl.what_if(c, nic="XDR")
     assert other.calibrated.nic_bytes_per_s is None
-    assert other.nic_bw_bytes_per_s() == cl.cluster(**{**H100_2, "nic": "XDR"}).nic_bw_bytes_per_s()
+    xdr = cl.cluster(**{**H100_2, "nic": "XDR"})
+    assert other.nic_bw_bytes_per_s() == xdr.nic_bw_bytes_per_s()
     # fewer NICs: slower where the network binds
     t8 = cl.predict_collective("allreduce", 2**33, cl.what_if(c, nodes=8)).time_s
     t4 = cl.predict_collective("allreduce", 2**33, w).time_s
@@ -309,11 +310,13 @@ def test_stated_accuracy_is_the_measured_one(size_split, notebook_text):
     docs = flat((ROOT / "docs" / "your_cluster.md").read_text(encoding="utf-8"))
     err = np.abs([1 / p["ratio"] - 1 for p in size_split])
     spec = np.abs([1 / p["spec_ratio"] - 1 for p in size_split])
-    sizes = f"within a median of {_pct(np.median(err))} (90th percentile {_pct(np.percentile(err, 90))})"
+    sizes = (f"within a median of {_pct(np.median(err))} "
+             f"(90th percentile {_pct(np.percentile(err, 90))})")
     assert sizes in md and sizes in docs
     assert f"against {_pct(np.median(spec))} ({_pct(np.percentile(spec, 90))}) from spec" in md
     e = np.abs([1 / p["ratio"] - 1 for p in C.holdout_points("nodes")])
-    nodes = f"within a median of {_pct(np.median(e))} (90th percentile {_pct(np.percentile(e, 90))})"
+    nodes = (f"within a median of {_pct(np.median(e))} "
+             f"(90th percentile {_pct(np.percentile(e, 90))})")
     assert nodes in md and nodes in docs
     # the band a calibrated prediction carries for other sizes is this split's 10-90 %
     lo, hi = np.percentile([p["ratio"] for p in size_split], [10, 90])
