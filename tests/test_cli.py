@@ -162,6 +162,8 @@ def test_from_log_reads_nodes_and_ranks_from_the_log(capsys):
     (["--from-log", str(EXAMPLE_LOGS / "h100_g8_allreduce_v2.17.txt"), "--gpus-per-node", "4"],
      "n_ranks"),
     (["allreduce", "--what-if", "nodes=2"], "--from-log"),
+    (["--from-log", str(ROOT / "tests/fixtures/nccl_logs/a100_g8_c0_alltoall.txt")],
+     "predict COLLECTIVE --from-log FILE"),
     ([], "collective"),
 ])
 def test_from_log_bad_arguments_exit_2_naming_the_option(args, match, capsys):

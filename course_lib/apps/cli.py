@@ -304,7 +304,9 @@ def _from_log(a) -> int:
     except UsageError:
         raise
     except (ValueError, TypeError) as exc:
-        raise UsageError(f"--from-log {a.from_log}: {exc}") from None
+        hint = (" -- on the command line: predict COLLECTIVE --from-log FILE"
+                if "which collective" in str(exc) else "")
+        raise UsageError(f"--from-log {a.from_log}: {exc}{hint}") from None
     fitted = {r["n_bytes"] for r in fit_rows}
     cal = calibrated.calibrated
     print(f"# {a.from_log}: {len(rows)} rows on {machine.describe()}, {machine.n_ranks} ranks")
