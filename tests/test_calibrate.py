@@ -327,3 +327,28 @@ def test_stated_accuracy_is_the_measured_one(size_split, notebook_text):
     spec_txt = (f"median of {_pct(np.median(big))} from 1 MiB up and by "
                 f"{_pct(np.percentile(big, 90))} at the 90th percentile")
     assert spec_txt in md and spec_txt in docs
+
+
+# --- the chapter-7 explorer -------------------------------------------------------------
+def test_explorer_in_place_redraw_matches_a_fresh_drawing():
+    from course_lib.explorers import ch07_your_cluster as E
+
+    moved = dict(what_if_nodes=32.0, what_if_nics=4, fit="all sizes")
+    ex = E.explorer()
+    ex.png()
+    _, png_replot = ex.png(**moved)
+    _, png_fresh = E.explorer().png(**moved)
+    assert png_replot == png_fresh
+
+
+def test_explorer_loads_your_log_and_shows_the_fit():
+    from course_lib.explorers import ch07_your_cluster as E
+
+    log = ROOT / "tests" / "fixtures" / "nccl_logs" / "h100_4x8_mpi_allgather_v2.17.txt"
+    ex = E.explorer(log=log, cluster=cl.cluster("H100", 8, 4, "nvswitch", "NDR", 8))
+    d = ex.update()
+    assert d["log"].startswith("your log") and d["collective"] == "allgather"
+    assert d["cluster"].n_ranks == 32 and d["n_fitted"] == 4
+    spec = ex.update(fit="from spec")
+    assert spec["model"].calibrated is None and spec["n_fitted"] == 0
+    assert d["median_error_unfitted"] < spec["median_error"]

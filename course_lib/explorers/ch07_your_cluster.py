@@ -123,25 +123,70 @@ def plot(data, fig):
     x = data["measured_bytes"]
     ticks = [2.0**k for k in range(0, 41, 5) if x.min() / 2 <= 2.0**k <= x.max() * 2]
     ax.set_xticks(ticks)
-    ax.fill_between(x, data["low_bytes_per_s"] / 1e9, data["high_bytes_per_s"] / 1e9,
-                    color="#1b9e77", alpha=0.18, lw=0, label="model's range (80 %)")
-    ax.plot(x, data["busbw_bytes_per_s"] / 1e9, lw=2, color="#1b9e77",
-            label=f"model ({data['fit']})")
-    ax.plot(x, data["what_if_busbw_bytes_per_s"] / 1e9, "--", lw=1.5, color="#7570b3",
-            label=f"what-if: {data['what_if'].nodes} node(s), "
-                  f"{data['what_if'].nics_per_node} NIC(s) each")
+    band = _band(ax, data)
+    model, = ax.plot(x, data["busbw_bytes_per_s"] / 1e9, lw=2, color="#1b9e77",
+                     label=f"model ({data['fit']})")
+    other, = ax.plot(x, data["what_if_busbw_bytes_per_s"] / 1e9, "--", lw=1.5,
+                     color="#7570b3", label=_what_if_label(data))
     f = data["fitted"]
-    ax.plot(x[~f], data["measured_busbw_bytes_per_s"][~f] / 1e9, "o", color="#d95f02",
-            ms=5, label="measured (the log)")
+    measured, = ax.plot(x[~f], data["measured_busbw_bytes_per_s"][~f] / 1e9, "o",
+                        color="#d95f02", ms=5, label="measured (the log)")
+    fitted = None
     if f.any():
-        ax.plot(x[f], data["measured_busbw_bytes_per_s"][f] / 1e9, "s", mfc="none",
-                mec="black", ms=8, mew=1.5, label="fitted on")
+        fitted, = ax.plot(x[f], data["measured_busbw_bytes_per_s"][f] / 1e9, "s",
+                          mfc="none", mec="black", ms=8, mew=1.5, label="fitted on")
     ax.set_xlabel("size S (nccl-tests)")
     ax.set_ylabel("busbw, GB/s (per direction)")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title(f"{data['collective']} on {data['cluster'].describe()}", fontsize=9)
+    legend = ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(_title(data), fontsize=9)
+    return {"ax": ax, "band": band, "model": model, "other": other, "measured": measured,
+            "fitted": fitted, "legend": legend, "log": data["log"]}
+
+
+def _band(ax, data):
+    return ax.fill_between(data["measured_bytes"], data["low_bytes_per_s"] / 1e9,
+                           data["high_bytes_per_s"] / 1e9, color="#1b9e77", alpha=0.18,
+                           lw=0, label="model's range (80 %)")
+
+
+def _what_if_label(data):
+    w = data["what_if"]
+    nics = "" if w.nic is None else f", {w.nics_per_node} {w.nic} NIC(s) each"
+    return f"what-if: {w.nodes} node(s){nics}"
+
+
+def _title(data):
+    return f"{data['collective']} on {data['cluster'].describe()}"
+
+
+def replot(data, fig, artists):
+    """Update :func:`plot`'s artists in place (see :class:`course_lib.widgets.Explorer`):
+    a what-if or a fit on the same log; another log (other sizes and ticks) or a
+    change between fitted and not is a full redraw."""
+    f = data["fitted"]
+    if artists["log"] != data["log"] or f.any() != (artists["fitted"] is not None):
+        return False
+    ax, x = artists["ax"], data["measured_bytes"]
+    artists["band"].remove()
+    artists["band"] = _band(ax, data)
+    artists["model"].set_data(x, data["busbw_bytes_per_s"] / 1e9)
+    artists["other"].set_data(x, data["what_if_busbw_bytes_per_s"] / 1e9)
+    meas = data["measured_busbw_bytes_per_s"] / 1e9
+    artists["measured"].set_data(x[~f], meas[~f])
+    if artists["fitted"] is not None:
+        artists["fitted"].set_data(x[f], meas[f])
+    for text in artists["legend"].get_texts():
+        if text.get_text().startswith("model ("):
+            text.set_text(f"model ({data['fit']})")
+        elif text.get_text().startswith("what-if:"):
+            text.set_text(_what_if_label(data))
+    ax.set_autoscaley_on(True)          # plot's set_ylim(bottom=0) switched it off
+    ax.relim()
+    ax.autoscale_view()
+    ax.set_ylim(bottom=0)
+    ax.set_title(_title(data), fontsize=9)
 
 
 def readout(data):
@@ -178,4 +223,4 @@ def explorer(log=None, cluster=None) -> Explorer:
                          "description": "NICs a node"},
     }
     return Explorer("Run it on your cluster: a log, the calibrated model, a what-if",
-                    controls, compute=compute, plot=plot, readout=readout)
+                    controls, compute=compute, plot=plot, readout=readout, replot=replot)
