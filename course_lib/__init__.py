@@ -24,13 +24,14 @@ from .predict import (Cluster, Prediction, cluster, predict_collective,  # noqa:
                       predict_copy)
 from .sim import SimResult, simulate_collective  # noqa: F401
 from .nccl_log import read_nccl_tests, rows_by_collective  # noqa: F401
+from .calibrating import calibrate, what_if  # noqa: F401  (fit the model to a run)
 
 __version__ = "0.1.0"
 
 # Sub-packages that need more than the model (widgets, explorers, labs, the
 # environment doctor) load on first use: ``cl.explorers.ch03_crossover``.
 _LAZY = ("widgets", "quiz", "explorers", "measure", "doctor", "predict", "sim", "draw",
-         "plots", "traffic", "scenarios", "content")
+         "plots", "traffic", "scenarios", "content", "calibrating")
 
 
 def __getattr__(name):

@@ -30,7 +30,8 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .hardware import NCCL_LINK_BW, calibration, gpu as _gpu, nccl_tuning, network_profile
 from .hardware import nic as _nic
@@ -40,14 +41,109 @@ from .hardware import (PCIE_PATHS, cpu_link_bw_bytes_per_s, cpu_link_names,
 from .topology import BRIDGE_LINKS
 from .units import check_choice, check_int
 
-__all__ = ["FABRICS", "Cluster", "cluster", "cluster_from_topo", "cluster_from_spec",
+__all__ = ["FABRICS", "Calibration", "Cluster", "cluster", "cluster_from_topo",
+           "cluster_from_spec",
            "parse_nvidia_smi_topo", "parse_nccl_topo_xml", "TOPO_WORDS", "EXAMPLE_TOPO",
            "validation_data_dir"]
+
+
+@lru_cache(maxsize=None)
+def _gpu_record(name: str):
+    """The catalog record of a GPU (looked up once per name: the predictor
+    asks for it many times a call)."""
+    return _gpu(name)
+
 
 #: Fabrics inside one node.
 FABRICS = ("nvswitch", "mesh", "cube-mesh", "pcie", "bridge")
 
 _NVLS_MIN_SM = 90
+
+
+#: The constants a :class:`Calibration` may replace, and where their catalog
+#: (from-spec) value lives: ``hardware.CALIBRATION`` or NCCL's tuning table.
+CALIBRATED_CONSTANTS = {"launch_s": "calibration", "chunk_bytes": "calibration",
+                        "simple_efficiency": "calibration",
+                        "ll_efficiency": "nccl_tuning", "ll128_efficiency": "nccl_tuning"}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Constants fitted to one measured run, carried by a :class:`Cluster`.
+
+    Made by :func:`course_lib.calibrating.calibrate`; every field with a
+    physical meaning, None (or 1.0 for a scale) where the run said nothing
+    and the catalog's value stands.  The Cluster's rate methods and the
+    predictor read them instead of the catalog -- one mechanism, so the
+    simulator's calibrated roads (:meth:`course_lib.sim.Network.from_cluster`)
+    see the same rates.
+
+    Attributes
+    ----------
+    launch_s : float or None
+        Start-up of one collective (kernel launch, argument set-up, the
+        ranks' first handshake), seconds, as the run launched it
+        (``launch_gpus`` GPUs per process).
+    launch_gpus : int
+        nccl-tests ``-g`` of the run (GPUs whose kernels one thread launched).
+    latency_scale : float
+        Achieved / planned per-step latency: multiplies NCCL's base and
+        per-hop latencies and the network kind's extra per-step cost.
+    intra_scale : float
+        Achieved / planned rate of the links inside a node (NVLink, PCIe
+        between GPUs, the socket link).
+    nic_bytes_per_s : float or None
+        Achieved payload rate of one NIC per direction, bytes/s.
+    net_step_bytes_per_nic : float or None
+        What one network step of a node moves, per NIC
+        (:meth:`Cluster.net_chunk_bytes` / NICs).
+    chunk_bytes, ll_efficiency, ll128_efficiency, simple_efficiency : float or None
+        The pipeline slice (``CALIBRATION["chunk_bytes"]``) and the
+        protocols' payload fractions.
+    algorithms : tuple of str or None
+        The algorithms the run's NCCL used, where the fit found that only
+        some of them explain it (as ``NCCL_ALGO`` or a tuner plugin would
+        restrict them); None: NCCL's own choice.
+    busbw_range, what_if_range : tuple of float
+        (low, high) factors on a predicted busbw of the machine the run ran
+        on, and of the same machine with other node or NIC counts: the band
+        that held 80 % of the points calibrations predicted without fitting
+        them (:func:`course_lib.calibrating.calibrate` says how).
+    source : str
+        What the constants were fitted on (for the reader).
+    nodes, nics_per_node : int
+        The run's node and NIC counts: a Cluster with others is a what-if.
+    """
+
+    launch_s: float | None = None
+    launch_gpus: int = 1
+    latency_scale: float = 1.0
+    intra_scale: float = 1.0
+    nic_bytes_per_s: float | None = None
+    net_step_bytes_per_nic: float | None = None
+    chunk_bytes: float | None = None
+    ll_efficiency: float | None = None
+    ll128_efficiency: float | None = None
+    simple_efficiency: float | None = None
+    algorithms: tuple | None = None
+    busbw_range: tuple = (1.0, 1.0)
+    what_if_range: tuple = (1.0, 1.0)
+    source: str = ""
+    nodes: int = 1
+    nics_per_node: int = 0
+
+    def items(self) -> dict:
+        """The fitted constants that differ from the catalog, by name."""
+        out = {}
+        for name in ("launch_s", "nic_bytes_per_s", "net_step_bytes_per_nic") + tuple(
+                CALIBRATED_CONSTANTS):
+            v = getattr(self, name)
+            if v is not None:
+                out[name] = v
+        for name in ("latency_scale", "intra_scale"):
+            if getattr(self, name) != 1.0:
+                out[name] = getattr(self, name)
+        return out
 
 
 @dataclass(frozen=True)
@@ -68,6 +164,40 @@ class Cluster:
     pcie_path: str = "switch"
     nic_path: str = "switch"
     ring_hops: tuple = ()
+    calibrated: Calibration | None = None
+
+    # --- a calibrated machine (course_lib.calibrating) ----------------------
+    @property
+    def from_spec(self) -> "Cluster":
+        """This machine without its :attr:`calibrated` constants (the catalog's)."""
+        return self if self.calibrated is None else replace(self, calibrated=None)
+
+    def fitted(self, name: str) -> float:
+        """A model constant on this machine: the calibrated value where the
+        Cluster carries one, else the catalog's (``hardware.CALIBRATION`` or
+        NCCL's tuning table).  Names: ``CALIBRATED_CONSTANTS``.
+
+        >>> cluster("A100").fitted("chunk_bytes")
+        2000000.0
+        """
+        where = CALIBRATED_CONSTANTS.get(name)
+        if where is None:
+            raise ValueError(f"name must be one of {list(CALIBRATED_CONSTANTS)}; "
+                             f"got {name!r}")
+        value = None if self.calibrated is None else getattr(self.calibrated, name)
+        if value is not None:
+            return value
+        return calibration(name) if where == "calibration" else nccl_tuning(name)
+
+    @property
+    def latency_scale(self) -> float:
+        """Achieved / planned per-step latency (1 unless calibrated)."""
+        return 1.0 if self.calibrated is None else self.calibrated.latency_scale
+
+    @property
+    def intra_scale(self) -> float:
+        """Achieved / planned rate of the links inside a node (1 unless calibrated)."""
+        return 1.0 if self.calibrated is None else self.calibrated.intra_scale
 
     # --- derived quantities ----------------------------------------------
     @property
@@ -77,7 +207,7 @@ class Cluster:
 
     @property
     def gpu_record(self):
-        return _gpu(self.gpu)
+        return _gpu_record(self.gpu)
 
     @property
     def nvls_capable(self) -> bool:
@@ -109,15 +239,15 @@ class Cluster:
     def nvlink_bytes_per_s(self, links: int = 1) -> float:
         """NCCL's planning rate for ``links`` NVLinks of this GPU, per direction
         (``hardware.NCCL_LINK_BW``: 20 GB/s per link on A100, 20.6 on H100)."""
-        return links * NCCL_LINK_BW[self.gpu_record.sm_arch].value
+        return links * NCCL_LINK_BW[self.gpu_record.sm_arch].value * self.intra_scale
 
     def pcie_planning_bytes_per_s(self) -> float:
         """NCCL's rate for the GPU's x16 link (width x speed / 80: 12/24/48 GB/s
         for Gen3/4/5), per direction: what a GPU-to-GPU PCIe hop is planned at."""
         rec = pcie_generation(self.gpu_record.pcie_gen)
         if rec.nccl_planning_x16_bytes_per_s is not None:
-            return rec.nccl_planning_x16_bytes_per_s
-        return self.pcie_dma_bytes_per_s()
+            return rec.nccl_planning_x16_bytes_per_s * self.intra_scale
+        return self.pcie_dma_bytes_per_s() * self.intra_scale
 
     def pcie_dma_bytes_per_s(self) -> float:
         """What DMA achieves on the GPU's x16 link, per direction: the raw rate x
@@ -152,7 +282,7 @@ class Cluster:
             if self.cpu is None:
                 raise ValueError(f"a SYS hop crosses the socket-to-socket link: give "
                                  f"cpu= one of {cpu_link_names()}")
-            return min(through_cpu, cpu_link_bw_bytes_per_s(self.cpu))
+            return min(through_cpu, cpu_link_bw_bytes_per_s(self.cpu) * self.intra_scale)
         raise ValueError(f"kind must be NV<k>, PIX, PXB, PHB, NODE or SYS; got {kind!r}")
 
     def intra_hops(self) -> tuple:
@@ -190,7 +320,9 @@ class Cluster:
 
     def net_hop_s(self) -> float:
         """What one network step costs on top of NCCL's NET latency (by network kind)."""
-        return 0.0 if self.nic is None else network_hop_s(self.network)
+        if self.nic is None:
+            return 0.0
+        return network_hop_s(self.network) * self.latency_scale
 
     def nic_bw_bytes_per_s(self) -> float:
         """Payload rate of one NIC, per direction: ``min(port x efficiency, PCIe x 0.87)``.
@@ -203,6 +335,8 @@ class Cluster:
         """
         if self.nic is None:
             return 0.0
+        if self.calibrated is not None and self.calibrated.nic_bytes_per_s is not None:
+            return self.calibrated.nic_bytes_per_s
         port = _nic(self.nic).bw_per_dir_bytes_per_s * network_efficiency(self.network)
         bw = min(port, self.pcie_dma_bytes_per_s())
         if self.nic_path == "host" and self.intel_cpu:
@@ -220,6 +354,9 @@ class Cluster:
         exposes one such step at each network level of a chunk's way."""
         if self.nic is None:
             return 0.0
+        if self.calibrated is not None and \
+                self.calibrated.net_step_bytes_per_nic is not None:
+            return self.calibrated.net_step_bytes_per_nic * self.nics_per_node
         prof = network_profile(self.network)
         buff = prof.get("buffsize_bytes") or nccl_tuning("buffsize_bytes")
         return (buff / nccl_tuning("steps") * nccl_tuning("channels_per_graph_channel")
@@ -255,8 +392,9 @@ class Cluster:
         net = "" if self.nodes == 1 else f", {self.nics_per_node}x {self.nic} per node"
         hops = self.intra_hops()
         ring = f", ring hops {'-'.join(hops)}" if hops else ""
+        cal = ", calibrated" if self.calibrated is not None else ""
         return (f"{self.nodes} node(s) x {self.gpus_per_node} {self.gpu} "
-                f"({self.fabric}{ring}{net})")
+                f"({self.fabric}{ring}{net}{cal})")
 
 
 

@@ -185,7 +185,8 @@ def plot_sim_vs_bound(result, ax=None):
 
 def plot_busbw_vs_measured(cluster, collective: str = "allreduce", measured=None,
                            sizes=None, ax=None, algorithm: str = "auto"):
-    """Predicted busbw against message size, with measured points if given.
+    """Predicted busbw against message size, with its shaded range
+    (``Prediction.busbw_range_bytes_per_s``) and measured points if given.
 
     Parameters
     ----------
@@ -210,6 +211,11 @@ def plot_busbw_vs_measured(cluster, collective: str = "allreduce", measured=None
         lo, hi = (8.0, 2.0**34) if pts is None else (pts[:, 0].min(), pts[:, 0].max())
         sizes = 2.0 ** np.arange(np.floor(np.log2(lo)), np.ceil(np.log2(hi)) + 0.5)
     preds = [predict_collective(collective, s, cluster, algorithm) for s in sizes]
+    # the prediction's range: the band that held 80 % of the points such
+    # predictions did not fit (Prediction.busbw_range_bytes_per_s)
+    ax.fill_between(sizes, [p.busbw_range_bytes_per_s[0] / 1e9 for p in preds],
+                    [p.busbw_range_bytes_per_s[1] / 1e9 for p in preds], alpha=0.2, lw=0,
+                    label="range (80 % of held-out points)")
     ax.plot(sizes, [p.busbw_bytes_per_s / 1e9 for p in preds], "-", label="predicted")
     if pts is not None:
         ax.plot(pts[:, 0], pts[:, 1] / 1e9, "o", label="measured")

@@ -113,7 +113,8 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 
 from .analytic import COLLECTIVES, busbw_factor, hierarchical_allreduce_time_s
 # the machine lives in course_lib.clusters; its names stay importable from here
@@ -133,7 +134,8 @@ __all__ = ["FABRICS", "PREDICT_ALGORITHMS", "PROTOCOLS", "Cluster", "cluster",
            "cluster_from_spec", "validation_data_dir", "validation_report",
            "Prediction", "predict_collective", "predict_copy", "CopyPrediction",
            "calibration_curves", "calibration_data_path",
-           "CALIBRATION_SYSTEMS"]
+           "CALIBRATION_SYSTEMS", "busbw_range_factors", "spec_range_bands",
+           "range_kind"]
 
 #: Algorithms accepted by :func:`predict_collective`.
 PREDICT_ALGORITHMS = ("auto", "ring", "tree", "nvls", "hierarchical", "direct")
@@ -165,10 +167,20 @@ class Prediction:
     transfer_s: float = 0.0
     pipeline_s: float = 0.0
     candidates: dict = field(default_factory=dict, compare=False, repr=False)
+    range_factors: tuple = field(default=(1.0, 1.0), compare=False, repr=False)
+
+    @property
+    def busbw_range_bytes_per_s(self) -> tuple:
+        """(low, high) busbw, bytes/s: the band that held 80 % of the points
+        this kind of prediction did not fit (:func:`busbw_range_factors`)."""
+        lo, hi = self.range_factors
+        return (self.busbw_bytes_per_s * lo, self.busbw_bytes_per_s * hi)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d.pop("candidates")
+        d.pop("range_factors")
+        d["busbw_range_bytes_per_s"] = self.busbw_range_bytes_per_s
         return d
 
 
@@ -191,10 +203,10 @@ def _proto_bw(bw: float, proto: str, clu: Cluster) -> float:
     if proto == "ll":
         cap = nccl_tuning("ll_max_bw_sm80" if clu.gpu_record.sm_arch >= 80
                           else "ll_max_bw_sm70")
-        return min(bw * nccl_tuning("ll_efficiency"), cap)
+        return min(bw * clu.fitted("ll_efficiency"), cap)
     if proto == "ll128":
-        return bw * nccl_tuning("ll128_efficiency")
-    return bw * calibration("simple_efficiency")
+        return bw * clu.fitted("ll128_efficiency")
+    return bw * clu.fitted("simple_efficiency")
 
 
 def _protocols(clu: Cluster) -> tuple[str, ...]:
@@ -222,7 +234,7 @@ def _ring(coll, s, clu, proto):
         bw = min(b_intra, clu.inter_bw_bytes_per_s())
     b = _proto_bw(bw, proto, clu)
     b_intra = _proto_bw(b_intra, proto, clu)
-    c = calibration("chunk_bytes")
+    c = clu.fitted("chunk_bytes")
     intra_kind = clu.intra_link_kind
     if coll == "allreduce":
         steps, inter = 2 * (n - 1), (2 * nodes if nodes > 1 else 0)
@@ -233,10 +245,11 @@ def _ring(coll, s, clu, proto):
     else:  # broadcast, reduce: a pipelined chain
         steps, inter = n - 1, nodes - 1
         wire, slice_ = s, s
-    lat_i = _hop("ring", proto, intra_kind)
-    lat_x = _hop("ring", proto, "net") + clu.net_hop_s()
+    k = clu.latency_scale
+    lat_i = _hop("ring", proto, intra_kind) * k
+    lat_x = _hop("ring", proto, "net") * k + clu.net_hop_s()
     hops = (steps - inter) * lat_i + inter * lat_x
-    base = nccl_tuning(f"ring_{proto}_base")
+    base = nccl_tuning(f"ring_{proto}_base") * k
     transfer = wire / b
     if inter == 0 or coll in ("broadcast", "reduce"):
         # every step exposes one slice (and its hop latency) in turn
@@ -255,6 +268,7 @@ def _ring(coll, s, clu, proto):
     return base + lat_part, transfer, rest - lat_part, b
 
 
+@lru_cache(maxsize=256)
 def _net_traffic(nodes: int) -> float:
     """What the busiest node sends to the network per byte of a tree AllReduce
     (each way): :func:`course_lib.topology.tree_sends_per_node` of NCCL's
@@ -292,12 +306,12 @@ def _tree(coll, s, clu, proto):
         b_net = _proto_bw(clu.inter_bw_bytes_per_s(), proto, clu) * eff
         b_alg = min(b_alg, b_net / _net_traffic(nodes))
         b_link = min(b_link, b_net)
-    lat = nccl_tuning(f"tree_{proto}_base") + 2 * (
+    lat = clu.latency_scale * (nccl_tuning(f"tree_{proto}_base") + 2 * (
         (g - 1) * _hop_time("tree", proto, clu.intra_link_kind)
-        + levels * (_hop_time("tree", proto, "net") + clu.net_hop_s()))
+        + levels * _hop_time("tree", proto, "net"))) + 2 * levels * clu.net_hop_s()
     # each level of the (chain + tree) exposes one slice on the way up and one
     # on the way down; a slice is at most S/n, as on a ring
-    fill = 2 * max(g - 1 + levels, 1) * min(calibration("chunk_bytes"),
+    fill = 2 * max(g - 1 + levels, 1) * min(clu.fitted("chunk_bytes"),
                                             s / clu.n_ranks) / b_link
     if nodes > 1:  # and a network step at each level, up and down
         fill += 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net
@@ -308,8 +322,8 @@ def _nvls_intra(coll, s, clu):
     n = clu.gpus_per_node
     b = clu.intra_bw_bytes_per_s() * calibration("nvls_efficiency")
     wire = s if coll == "allreduce" else (n - 1) / n * s
-    fill = 3 * min(calibration("chunk_bytes"), s / n) / b
-    return calibration("nvls_latency_s"), wire / b, fill, b
+    fill = 3 * min(clu.fitted("chunk_bytes"), s / n) / b
+    return calibration("nvls_latency_s") * clu.latency_scale, wire / b, fill, b
 
 
 def _nvls_tree(coll, s, clu):
@@ -323,9 +337,9 @@ def _nvls_tree(coll, s, clu):
     b_in = clu.intra_bw_bytes_per_s() * calibration("nvls_efficiency") / (1 + relay)
     b_net = _proto_bw(clu.inter_bw_bytes_per_s(), "simple", clu)
     b = min(b_in, b_net / _net_traffic(nodes))
-    lat = calibration("nvls_latency_s") + 2 * levels * (
-        nccl_tuning("nvls_tree_simple_hop_net") + clu.net_hop_s())
-    fill = (3 * min(calibration("chunk_bytes"), s / g) / b
+    lat = clu.latency_scale * (calibration("nvls_latency_s") + 2 * levels * nccl_tuning(
+        "nvls_tree_simple_hop_net")) + 2 * levels * clu.net_hop_s()
+    fill = (3 * min(clu.fitted("chunk_bytes"), s / g) / b
             + 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net)
     return lat, s / b, fill, b
 
@@ -340,20 +354,20 @@ def _hierarchical(coll, s, clu):
     calibrated rates), and each phase adds its own fill.
     """
     g, nodes = clu.gpus_per_node, clu.nodes
-    c = calibration("chunk_bytes")
+    c = clu.fitted("chunk_bytes")
     proto = "simple"
     b_i = _proto_bw(clu.intra_bw_bytes_per_s(), proto, clu)
     steps = 2 * (g - 1)
-    lat_i = steps * _hop("ring", proto, clu.intra_link_kind)
+    lat_i = steps * _hop("ring", proto, clu.intra_link_kind) * clu.latency_scale
     fill_i = steps * min(c, s / g) / b_i
     # inter-node: g rails in parallel, each a ring over the nodes on S/g;
     # one rail gets nics_per_node/g of the node's network bandwidth
     b_x = _proto_bw(clu.inter_bw_bytes_per_s() / g, proto, clu)
     part = s / g
     steps_x = 2 * (nodes - 1)
-    lat_x = steps_x * (_hop("ring", proto, "net") + clu.net_hop_s())
+    lat_x = steps_x * (_hop("ring", proto, "net") * clu.latency_scale + clu.net_hop_s())
     fill_x = steps_x * min(c, part / nodes) / b_x
-    lat = nccl_tuning("ring_simple_base") + lat_i + lat_x
+    lat = nccl_tuning("ring_simple_base") * clu.latency_scale + lat_i + lat_x
     # the phases' bytes at these rates, pipelined: the slower road sets the time
     tr = hierarchical_allreduce_time_s(s, g, nodes, b_i, b_x)
     b_eff = s / tr * (2 * (clu.n_ranks - 1) / clu.n_ranks) if tr else 0.0
@@ -370,7 +384,7 @@ def _direct_alltoall(s, clu):
         b_x = _proto_bw(clu.inter_bw_bytes_per_s() / g, "simple", clu)
         t_inter = (n - g) / n * s / b_x
         kind = "net"
-    lat = nccl_tuning("ring_simple_base") + _hop("ring", "simple", kind)
+    lat = (nccl_tuning("ring_simple_base") + _hop("ring", "simple", kind)) * clu.latency_scale
     b = s * (n - 1) / n / max(t_intra, t_inter) if max(t_intra, t_inter) > 0 else b_i
     return lat, max(t_intra, t_inter), 0.0, b
 
@@ -384,6 +398,10 @@ def _profile(clu):
 def _candidates(coll, s, clu, algorithm):
     """(algorithm, protocol) -> (latency, transfer, fill, bandwidth)."""
     out = _candidates_all(coll, s, clu, algorithm)
+    cal = clu.calibrated
+    if cal is not None and cal.algorithms and algorithm == "auto":
+        # the algorithms a calibrated run was found to use (course_lib.calibrating)
+        out = {k: v for k, v in out.items() if k[0] in cal.algorithms} or out
     prof = _profile(clu)
     if prof is None or algorithm != "auto":
         return out
@@ -466,8 +484,10 @@ def _nccl_estimate_s(coll, s, clu, algo, proto) -> float:
     or 1.9 before: the "plateau effect of ring"); Tree by x 0.92 x 0.5 (LL
     x 1/3.8, LL128 x 120/128); NVLS_TREE by x 5/6 of ``min(intra, inter)``
     (``inter/2`` beyond 2 nodes).  Latencies: ``baseLat + hwLat`` per step.
-    Used only to *choose*; the time reported is the model's.
+    Used only to *choose*; the time reported is the model's.  NCCL plans
+    with its own numbers, so a calibrated Cluster is planned from spec.
     """
+    clu = clu.from_spec
     n, g, nodes = clu.n_ranks, clu.gpus_per_node, clu.nodes
     inter = clu.nics_per_node * _nic(clu.nic).bw_per_dir_bytes_per_s
     bw = min(clu.intra_bw_bytes_per_s(), inter)
@@ -548,17 +568,95 @@ def predict_collective(collective: str, n_bytes: float, cluster: Cluster,
     coll = check_choice(collective, "collective", COLLECTIVES)
     s = check_positive(n_bytes, "n_bytes")
     algo = check_choice(algorithm, "algorithm", PREDICT_ALGORITHMS)
-    n = cluster.n_ranks
-    if n == 1:
+    if cluster.n_ranks == 1:
         raise ValueError("cluster has a single GPU: a collective needs >= 2 ranks")
+    if launch_gpus is not None:
+        launch_gpus = check_int(launch_gpus, "launch_gpus", minimum=1, maximum=4096)
+    p = _predict(coll, s, cluster, algo, launch_gpus)
+    return replace(p, range_factors=busbw_range_factors(cluster, coll, s))
+
+
+#: Sizes from which a prediction counts as "large" for its range (1 MiB).
+RANGE_SPLIT_BYTES = 2.0**20
+_SPEC_BANDS: dict = {}
+
+
+def range_kind(cluster: Cluster, n_bytes: float) -> str:
+    """The kind of system a from-spec range is taken from: ``"one node"`` or
+    ``"across nodes"``, and ``"< 1 MiB"`` or ``">= 1 MiB"``.
+
+    >>> range_kind(cluster("H100", nodes=2, nic="NDR"), 2**30)
+    'across nodes, >= 1 MiB'
+    """
+    if not isinstance(cluster, Cluster):
+        raise TypeError(f"cluster must be a Cluster from course_lib.cluster(...), "
+                        f"got {type(cluster).__name__}")
+    n_bytes = check_positive(n_bytes, "n_bytes")
+    where = "one node" if cluster.nodes == 1 else "across nodes"
+    size = ">= 1 MiB" if n_bytes >= RANGE_SPLIT_BYTES else "< 1 MiB"
+    return f"{where}, {size}"
+
+
+def spec_range_bands(rows=None) -> dict:
+    """``{kind: (low, high)}``: the 10th and 90th percentile of measured /
+    predicted busbw over the held-out rows of the validation CSV, by
+    :func:`range_kind` -- the band that held 80 % of the held-out points of
+    that kind of system.  Computed once from the data (or from ``rows`` of
+    :func:`validation_rows`, then not cached).
+
+    >>> lo, hi = spec_range_bands()["one node, >= 1 MiB"]
+    >>> lo < 1 < hi
+    True
+    """
+    import numpy as np
+
+    if rows is None and _SPEC_BANDS:
+        return dict(_SPEC_BANDS)
+    rs = validation_rows(split="heldout") if rows is None else _check_rows(rows)
+    by: dict = {}
+    for r in rs:
+        kind = range_kind(cluster_from_spec(_launch_gpus_of(r["cluster"])[0]),
+                          r["n_bytes"])
+        by.setdefault(kind, []).append(r["measured_busbw"] / r["predicted_busbw"])
+    out = {k: tuple(float(q) for q in np.percentile(v, [10, 90])) for k, v in by.items()}
+    if rows is None:
+        _SPEC_BANDS.update(out)
+    return out
+
+
+def busbw_range_factors(cluster: Cluster, collective: str, n_bytes: float) -> tuple:
+    """(low, high) factors on a predicted busbw.
+
+    From spec: :func:`spec_range_bands` for the :func:`range_kind` of the
+    prediction.  Calibrated (:func:`course_lib.calibrating.calibrate`): the
+    calibration's own band, ``busbw_range`` on the machine the run ran on,
+    ``what_if_range`` with other node or NIC counts.
+    """
+    kind = range_kind(cluster, n_bytes)
+    check_choice(collective, "collective", COLLECTIVES)
+    cal = cluster.calibrated
+    if cal is not None:
+        same = cal.nodes == cluster.nodes and cal.nics_per_node == cluster.nics_per_node
+        return tuple(cal.busbw_range if same else cal.what_if_range)
+    return spec_range_bands().get(kind, (1.0, 1.0))
+
+
+def _predict(coll, s, cluster, algo, launch_gpus) -> Prediction:
+    """:func:`predict_collective` on checked arguments, without its range."""
+    n = cluster.n_ranks
     cands = _candidates(coll, s, cluster, algo)
     if not cands:
         raise ValueError(f"no algorithm available for collective={coll!r} on "
                          f"{cluster.describe()}")
-    launch = calibration("launch_s")
-    if launch_gpus is not None:
-        g = check_int(launch_gpus, "launch_gpus", minimum=1, maximum=4096)
-        launch *= g / calibration("launch_gpus")
+    cal = cluster.calibrated
+    if cal is not None and cal.launch_s is not None:
+        launch = cal.launch_s
+        if launch_gpus is not None:
+            launch *= launch_gpus / cal.launch_gpus
+    else:
+        launch = calibration("launch_s")
+        if launch_gpus is not None:
+            launch *= launch_gpus / calibration("launch_gpus")
     times = {k: launch + sum(v[:3]) for k, v in cands.items()}
     prof = _profile(cluster)
     if prof is not None and prof["chooser"] == "nccl" and len(cands) > 1:
@@ -628,7 +726,7 @@ def validation_rows(path=None, split: str | None = None) -> list[dict]:
                 clu = cluster_from_spec(spec)
                 coll = _COLLECTIVE_OF[row["collective"]]
                 size = float(row["bytes"])
-                p = predict_collective(coll, size, clu, launch_gpus=launch_gpus)
+                p = _predict(coll, size, clu, "auto", launch_gpus)
                 meas = float(row["busbw_GBps"]) * 1e9
                 out.append({**row, "n_bytes": size, "measured_busbw": meas,
                             "predicted_busbw": p.busbw_bytes_per_s,

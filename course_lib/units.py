@@ -141,6 +141,9 @@ def check_choice(value, name: str, allowed) -> str:
     >>> check_choice("AllReduce", "collective", ["allreduce", "allgather"])
     'allreduce'
     """
+    if isinstance(value, str) and isinstance(allowed, (dict, tuple, list, set, frozenset)) \
+            and value in allowed:  # already one of them: nothing to normalise
+        return value
     allowed = list(allowed)
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, one of {allowed}; "

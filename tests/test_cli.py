@@ -109,3 +109,69 @@ def test_python_m_course_lib_site_runs(tmp_path):
                            capture_output=True, text=True, timeout=120)
         assert p.returncode == 0 and "OUTDIR" in p.stdout.upper(), p.stderr
     assert not (ROOT / "course_lib" / "site.py").exists()     # the old name is gone
+
+
+# --- predict --from-log: measured vs calibrated model vs what-if ---------------------------
+EXAMPLE_LOGS = ROOT / "course_lib" / "data" / "example_logs"
+
+
+def _table(out):
+    return [line.split() for line in out.splitlines() if line and not line.startswith("#")]
+
+
+def test_from_log_prints_measured_model_and_what_if(capsys):
+    log = EXAMPLE_LOGS / "a3mega_h100_2x8_mpi_allreduce.txt"
+    assert cli.main(["predict", "--from-log", str(log), "--nic", "TCPXO-200",
+                     "--fit-sizes", "4K,1M,64M,1G", "--what-if", "nodes=8,nics=4"]) == 0
+    out = capsys.readouterr().out
+    rows = _table(out)
+    text = log.read_text()
+    # one line per row of the log, sizes and times as the log prints them
+    logged = [ln.split() for ln in text.splitlines()
+              if ln.strip() and ln.split()[0].isdigit() and "float" in ln]
+    assert [int(r[0]) for r in rows] == [int(r[0]) for r in logged]
+    assert [float(r[2]) for r in rows] == pytest.approx([float(r[5]) for r in logged], abs=0.06)
+    assert sum(r[-3] == "*" for r in rows) == 4            # the four fitted sizes
+    assert "2 node(s) x 8 H100" in out and "what-if nodes=8,nics=4" in out
+    assert "8 node(s) x 8 H100 (nvswitch, 4x TCPXO-200 per node" in out
+    # model within its range; the what-if (4x the ranks, half the NICs) slower at 8 GiB
+    last = rows[-1]
+    assert float(last[5]) <= float(last[4]) <= float(last[6])
+    assert float(last[-1]) > float(last[2])
+    assert "over the 27 rows not fitted" in out
+
+
+def test_from_log_reads_nodes_and_ranks_from_the_log(capsys):
+    log = EXAMPLE_LOGS / "h100_g8_allreduce_v2.17.txt"
+    assert cli.main(["predict", "--from-log", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "1 node(s) x 8 H100" in out and "8 ranks" in out
+    errors = [abs(float(r[7].rstrip("%"))) for r in _table(out)]
+    assert sorted(errors)[len(errors) // 2] < 5                     # median within 5 %
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--from-log", "/no/such/log.txt"], "cannot read"),
+    (["--from-log", str(EXAMPLE_LOGS / "a3mega_h100_2x8_mpi_allreduce.txt")], "--nic"),
+    (["--from-log", str(EXAMPLE_LOGS / "h100_g8_allreduce_v2.17.txt"), "--what-if", "racks=2"],
+     "--what-if"),
+    (["--from-log", str(EXAMPLE_LOGS / "h100_g8_allreduce_v2.17.txt"), "--fit-sizes", "3K"],
+     "--fit-sizes"),
+    (["--from-log", str(EXAMPLE_LOGS / "h100_g8_allreduce_v2.17.txt"), "--gpus-per-node", "4"],
+     "n_ranks"),
+    (["allreduce", "--what-if", "nodes=2"], "--from-log"),
+    (["--from-log", str(ROOT / "tests/fixtures/nccl_logs/a100_g8_c0_alltoall.txt")],
+     "predict COLLECTIVE --from-log FILE"),
+    ([], "collective"),
+])
+def test_from_log_bad_arguments_exit_2_naming_the_option(args, match, capsys):
+    assert cli.main(["predict", *args]) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_what_if_parsing():
+    assert cli.parse_what_if("nodes=8,nics=4") == {"nodes": 8, "nics": 4}
+    assert cli.parse_what_if(" nic=XDR ") == {"nic": "XDR"}
+    for bad in ["", "nodes", "nodes=", "planets=3"]:
+        with pytest.raises(ValueError, match="--what-if"):
+            cli.parse_what_if(bad)

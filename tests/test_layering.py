@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "course_lib"
 # rank of each top-level module/package of course_lib; a module may import only
 # modules of lower or equal rank (equal only within its own package).
 LAYERS = {
-    "units": 0, "hardware": 1, "topology": 2, "analytic": 3, "predict": 4,
+    "units": 0, "hardware": 1, "topology": 2, "analytic": 3, "predict": 4, "calibrating": 4.2,
     "sim": 5, "plots": 6, "draw": 6.5, "widgets": 7, "quiz": 7.5,
     "content": 8,  # the content bank: quizzes, myths, glossary (data files + evidence)
     "explorers": 9,

@@ -2,7 +2,8 @@
 
 Commands
 --------
-predict   nccl-tests-style table of a collective predicted by the model
+predict   nccl-tests-style table of a collective predicted by the model; with
+          --from-log, measured vs calibrated model vs a what-if
 lab       run a measurement lab (pageable, batching, kernel-bypass, allreduce, gpu-copies)
 doctor    check this machine's set-up for the course, with a fix for each problem
 catalog   print the hardware catalog with directions and sources
@@ -113,10 +114,13 @@ def _add_predict(sub) -> None:
     p = sub.add_parser("predict", help="nccl-tests-style table of a predicted collective",
                        description="Predict a collective's time and bandwidth "
                                    "(nccl-tests columns).")
-    p.add_argument("collective", help=f"one of {list(COLLECTIVES)}")
+    p.add_argument("collective", nargs="?", default=None,
+                   help=f"one of {list(COLLECTIVES)} (with --from-log: the log's)")
     p.add_argument("--gpu", default="H100")
-    p.add_argument("--gpus-per-node", type=int, default=8)
-    p.add_argument("--nodes", type=int, default=1)
+    p.add_argument("--gpus-per-node", type=int, default=None,
+                   help="GPUs per node (default 8; with --from-log: ranks / nodes)")
+    p.add_argument("--nodes", type=int, default=None,
+                   help="nodes (default 1; with --from-log: the log's host names)")
     p.add_argument("--fabric", default="nvswitch", help=f"one of {list(FABRICS)}")
     p.add_argument("--nic", default=None)
     p.add_argument("--nics-per-node", type=int, default=0)
@@ -134,6 +138,15 @@ def _add_predict(sub) -> None:
     p.add_argument("--launch-gpus", type=int, default=None,
                    help="GPUs one process drives, as nccl-tests' -g (1 for one process "
                         "per GPU; default: the calibration runs' 8)")
+    p.add_argument("--from-log", metavar="FILE", default=None,
+                   help="an nccl-tests output (all_reduce_perf ...): calibrate the model "
+                        "on it and print measured vs model (and --what-if)")
+    p.add_argument("--what-if", metavar="K=V[,K=V]", default=None,
+                   help="with --from-log: the same cluster changed, e.g. nodes=8,nics=4 "
+                        "(keys: nodes, nics, gpus_per_node, nic)")
+    p.add_argument("--fit-sizes", metavar="S[,S]", default=None,
+                   help="with --from-log: calibrate on these sizes only (e.g. 4K,1M,64M,1G)"
+                        "; the other rows then show how well it predicts")
     p.set_defaults(run=_predict, command_parser=p)
 
 
@@ -145,8 +158,8 @@ def _sizes(lo: float, hi: float, factor: float) -> list[int]:
     return out
 
 
-def _predict_records(a):
-    from course_lib.predict import cluster, cluster_from_topo, predict_collective
+def _machine(a, nodes: int, gpus_per_node: int):
+    from course_lib.predict import cluster, cluster_from_topo
 
     if a.topo is not None:
         try:
@@ -159,11 +172,17 @@ def _predict_records(a):
         except ValueError:
             raise UsageError(f"--gpus must be GPU indices joined by commas, e.g. "
                              f"0,1,2; got {a.gpus!r}") from None
-        machine = cluster_from_topo(dump, a.gpu, gpus=gpus, nodes=a.nodes, nic=a.nic,
-                                    cpu=a.cpu)
-    else:
-        machine = cluster(a.gpu, a.gpus_per_node, a.nodes, a.fabric, a.nic,
-                          a.nics_per_node, cpu=a.cpu)
+        return cluster_from_topo(dump, a.gpu, gpus=gpus, nodes=nodes, nic=a.nic, cpu=a.cpu)
+    return cluster(a.gpu, gpus_per_node, nodes, a.fabric, a.nic, a.nics_per_node, cpu=a.cpu)
+
+
+def _predict_records(a):
+    from course_lib.predict import predict_collective
+
+    if a.collective is None:
+        raise UsageError("predict needs a collective (e.g. allreduce), or --from-log FILE")
+    machine = _machine(a, 1 if a.nodes is None else a.nodes,
+                       8 if a.gpus_per_node is None else a.gpus_per_node)
     lo, hi = parse_nccl_size(a.min, "--min"), parse_nccl_size(a.max, "--max")
     if lo <= 0 or hi < lo:
         raise UsageError(f"need 0 < --min <= --max; got {a.min!r}, {a.max!r}")
@@ -178,6 +197,10 @@ def _predict_records(a):
 def _predict(a) -> int:
     from course_lib.units import format_bytes
 
+    if a.from_log is not None:
+        return _from_log(a)
+    if a.what_if is not None or a.fit_sizes is not None:
+        raise UsageError("--what-if and --fit-sizes go with --from-log FILE")
     try:
         machine, recs = _predict_records(a)
     except UsageError:
@@ -197,6 +220,139 @@ def _predict(a) -> int:
         ["size", "count", "time(us)", "algbw(GB/s)", "busbw(GB/s)", " algorithm/protocol"]))
     print(f"# largest size {format_bytes(recs[-1].n_bytes, binary=True)}")
     return 0
+
+
+def parse_what_if(text: str) -> dict:
+    """``"nodes=8,nics=4"`` -> ``{"nodes": 8, "nics": 4}`` (integers where they
+    are digits; ``nic=NDR`` stays a name), for :func:`course_lib.what_if`.
+
+    >>> parse_what_if("nodes=8, nics=4")
+    {'nodes': 8, 'nics': 4}
+    """
+    from course_lib.calibrating import WHAT_IF_KEYS
+
+    out = {}
+    for part in str(text).split(","):
+        if not part.strip():
+            continue
+        key, eq, value = part.partition("=")
+        key, value = key.strip().replace("-", "_"), value.strip()
+        if not eq or not value or key not in WHAT_IF_KEYS:
+            raise UsageError(f"--what-if takes KEY=VALUE pairs joined by commas, keys "
+                             f"{sorted(WHAT_IF_KEYS)}, e.g. nodes=8,nics=4; got {text!r}")
+        out[key] = int(value) if value.isdigit() else value
+    if not out:
+        raise UsageError(f"--what-if is empty; e.g. nodes=8,nics=4; got {text!r}")
+    return out
+
+
+def _log_machine(a, rows):
+    """The cluster the log ran on: its rank count and host names, and the
+    machine options (--gpu, --fabric, --nic, ...)."""
+    ranks = {r.get("n_ranks") for r in rows} - {None}
+    if len(ranks) > 1:
+        raise UsageError(f"--from-log: the log holds runs on {sorted(ranks)} ranks; "
+                         f"give a log of one run")
+    hosts = {h for r in rows for h in (r.get("hosts") or [])}
+    nodes = a.nodes if a.nodes is not None else max(len(hosts), 1)
+    if ranks:
+        n = ranks.pop()
+        if n % nodes:
+            raise UsageError(f"--from-log: {n} ranks do not split over {nodes} nodes; "
+                             f"give --nodes and --gpus-per-node")
+        g = a.gpus_per_node if a.gpus_per_node is not None else n // nodes
+    elif a.gpus_per_node is None:
+        raise UsageError("--from-log: the log does not show its ranks; give "
+                         "--gpus-per-node (and --nodes)")
+    else:
+        g = a.gpus_per_node
+    if nodes > 1 and a.nic is None and a.topo is None:
+        raise UsageError(f"--from-log: the run spans {nodes} nodes; give --nic (one of "
+                         f"the catalog's NIC types, e.g. NDR) and --nics-per-node")
+    return _machine(a, nodes, g)
+
+
+def _from_log(a) -> int:
+    import numpy as np
+
+    from course_lib.calibrating import calibrate, compare, what_if
+    from course_lib.nccl_log import read_nccl_tests
+    from course_lib.predict import predict_collective
+
+    try:
+        with open(a.from_log, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise UsageError(f"--from-log: cannot read {a.from_log!r}: {exc}") from None
+    try:
+        rows = read_nccl_tests(text, collective=a.collective)
+        if not rows:
+            raise ValueError("no result rows")
+        machine = _log_machine(a, rows)
+        fit_rows = rows
+        if a.fit_sizes is not None:
+            want = {parse_nccl_size(t.strip(), "--fit-sizes")
+                    for t in a.fit_sizes.split(",") if t.strip()}
+            fit_rows = [r for r in rows if r["n_bytes"] in want]
+            if not fit_rows:
+                raise UsageError(f"--fit-sizes: none of {sorted(want)} is a size of the "
+                                 f"log (sizes {sorted({r['n_bytes'] for r in rows})})")
+        calibrated = calibrate(machine, fit_rows)
+        changes = parse_what_if(a.what_if) if a.what_if is not None else None
+        other = what_if(calibrated, **changes) if changes else None
+        table = compare(calibrated, rows)
+    except UsageError:
+        raise
+    except (ValueError, TypeError) as exc:
+        hint = (" -- on the command line: predict COLLECTIVE --from-log FILE"
+                if "which collective" in str(exc) else "")
+        raise UsageError(f"--from-log {a.from_log}: {exc}{hint}") from None
+    fitted = {r["n_bytes"] for r in fit_rows}
+    cal = calibrated.calibrated
+    print(f"# {a.from_log}: {len(rows)} rows on {machine.describe()}, {machine.n_ranks} ranks")
+    print(f"# calibrated on {cal.source}")
+    consts = ", ".join(f"{k}={_const(k, v)}" for k, v in cal.items().items())
+    print(f"# fitted: {consts}" + (f"; algorithms {'/'.join(cal.algorithms)}"
+                                   if cal.algorithms else ""))
+    head = ["size", "collective", "meas.time(us)", "meas.busbw", "model.busbw", "range.low",
+            "range.high", "error", "fit"]
+    specs = [">12", "<14", ">13.1f", ">10.2f", ">11.2f", ">9.2f", ">10.2f", ">7.1%", ">4"]
+    cells = []
+    for r, row in zip(table, rows):
+        cells.append([int(r["n_bytes"]), r["collective"], row["time_s"] * 1e6,
+                      r["measured_busbw"] / 1e9, r["predicted_busbw"] / 1e9, r["low"] / 1e9,
+                      r["high"] / 1e9, r["rel_error"], "*" if r["n_bytes"] in fitted else ""])
+    if other is not None:
+        head += ["what-if.busbw", "what-if.time(us)"]
+        specs += [">13.2f", ">16.1f"]
+        for c, r, row in zip(cells, table, rows):
+            p = predict_collective(r["collective"], r["n_bytes"], other,
+                                   launch_gpus=row.get("n_gpus_per_process"))
+            c += [p.busbw_bytes_per_s / 1e9, p.time_s * 1e6]
+        print(f"# what-if {a.what_if}: {other.describe()}, {other.n_ranks} ranks")
+    print("# busbw in GB/s; error = model / measured - 1; fit * = a row the model was "
+          "calibrated on")
+    print(format_table(cells, specs, head))
+    held = [abs(r["rel_error"]) for r in table if r["n_bytes"] not in fitted]
+    errs = [abs(r["rel_error"]) for r in table]
+    inside = np.mean([r["low"] <= r["measured_busbw"] <= r["high"] for r in table])
+    line = f"# median |error| {np.median(errs):.1%} over all rows"
+    if held:
+        line += f", {np.median(held):.1%} over the {len(held)} rows not fitted"
+    print(line + f"; {inside:.0%} of the measured rows inside the model's range")
+    return 0
+
+
+def _const(name: str, value: float) -> str:
+    from course_lib.units import format_bytes
+
+    if name.endswith("bytes_per_s"):
+        return f"{value / 1e9:.1f}GB/s"
+    if name.endswith("_s"):
+        return f"{value * 1e6:.2f}us"
+    if name.endswith("bytes") or name.endswith("bytes_per_nic"):
+        return format_bytes(value, binary=True).replace(" ", "")
+    return f"{value:.3g}"
 
 
 # ---------------------------------------------------------------------------

@@ -77,7 +77,10 @@ def calibration(name: str) -> float:
     >>> calibration("launch_s") * 1e6
     28.0
     """
-    return CALIBRATION[check_choice(name, "name", CALIBRATION)].value
+    fact = CALIBRATION.get(name) if isinstance(name, str) else None
+    if fact is None:  # not an exact key: normalise it (and name what is allowed)
+        fact = CALIBRATION[check_choice(name, "name", CALIBRATION)]
+    return fact.value
 
 
 #: The calibration measurements, a file of ``course_lib/data``.

@@ -110,7 +110,10 @@ def nccl_tuning(name: str) -> float:
     >>> round(nccl_tuning("ring_simple_hop_nvlink") * 1e6, 1)
     3.4
     """
-    return NCCL_TUNING[check_choice(name, "name", NCCL_TUNING)].value
+    fact = NCCL_TUNING.get(name) if isinstance(name, str) else None
+    if fact is None:  # not an exact key: normalise it (and name what is allowed)
+        fact = NCCL_TUNING[check_choice(name, "name", NCCL_TUNING)]
+    return fact.value
 
 
 

@@ -1,0 +1,354 @@
+"""cl.calibrate: a Cluster fitted to one nccl-tests run (course_lib/calibrating.py), the
+Calibration the Cluster carries, and the busbw ranges on predictions."""
+
+import dataclasses
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import course_lib as cl
+from course_lib import calibrating as C
+from course_lib import predict as P
+from course_lib.clusters import Calibration
+
+ROOT = Path(__file__).resolve().parents[1]
+H100_2 = dict(gpu="H100", gpus_per_node=8, nodes=2, fabric="nvswitch", nic="NDR",
+              nics_per_node=8)
+
+
+def med_err(cluster, rows):
+    return float(np.median([abs(r["rel_error"]) for r in C.compare(cluster, rows)]))
+
+
+# --- one mechanism: the Cluster's rates and the predictor read the Calibration ---------
+def test_identity_calibration_changes_nothing():
+    """A Calibration that replaces nothing predicts exactly what the spec does."""
+    for c in (cl.cluster("A100"), cl.cluster(**H100_2), cl.cluster("V100", fabric="cube-mesh")):
+        same = dataclasses.replace(c, calibrated=Calibration(launch_gpus=8))
+        for s in (8, 2**20, 2**30):
+            a = cl.predict_collective("allreduce", s, c)
+            b = cl.predict_collective("allreduce", s, same)
+            assert a.time_s == pytest.approx(b.time_s, rel=1e-12)
+            assert (a.algorithm, a.protocol) == (b.algorithm, b.protocol)
+
+
+def test_calibrated_rates_reach_the_cluster_methods_and_the_simulator():
+    c = cl.cluster(**H100_2)
+    cal = Calibration(intra_scale=0.5, nic_bytes_per_s=c.nic_bw_bytes_per_s() / 4,
+                      latency_scale=3.0)
+    k = dataclasses.replace(c, calibrated=cal)
+    assert k.nvlink_bytes_per_s(2) == pytest.approx(c.nvlink_bytes_per_s(2) / 2)
+    assert k.intra_bw_bytes_per_s() == pytest.approx(c.intra_bw_bytes_per_s() / 2)
+    assert k.nic_bw_bytes_per_s() == pytest.approx(c.nic_bw_bytes_per_s() / 4)
+    assert k.net_hop_s() == pytest.approx(3 * c.net_hop_s())
+    assert k.from_spec == c
+    # the simulator's calibrated roads read the same methods
+    net, net0 = cl.sim.Network.from_cluster(k), cl.sim.Network.from_cluster(c)
+    assert min(net.link_bw) < min(net0.link_bw)
+    # a slower NIC makes the bandwidth-bound size slower, a larger latency the small one
+    big = [cl.predict_collective("allreduce", 2**33, x, "ring").time_s for x in (c, k)]
+    small = [cl.predict_collective("allreduce", 8, x, "ring").latency_s for x in (c, k)]
+    assert big[1] > 2 * big[0] and small[1] > 2 * small[0]
+
+
+def test_nccl_choice_plans_from_spec():
+    """NCCL picks its algorithm by its own numbers: a calibration does not move it."""
+    c = cl.cluster(**H100_2)
+    k = dataclasses.replace(c, calibrated=Calibration(nic_bytes_per_s=1e9))
+    for s in (2**12, 2**24, 2**32):
+        assert P._nccl_estimate_s("allreduce", s, k, "ring", "simple") == \
+            P._nccl_estimate_s("allreduce", s, c, "ring", "simple")
+
+
+def test_fitted_reads_calibration_then_catalog():
+    c = cl.cluster("A100")
+    assert c.fitted("chunk_bytes") == cl.calibration("chunk_bytes")
+    assert c.fitted("ll128_efficiency") == cl.hardware.nccl_tuning("ll128_efficiency")
+    k = dataclasses.replace(c, calibrated=Calibration(chunk_bytes=123.0))
+    assert k.fitted("chunk_bytes") == 123.0
+    with pytest.raises(ValueError, match="name must be one of"):
+        c.fitted("bogus")
+
+
+# --- the fit ----------------------------------------------------------------------------
+def test_calibration_reproduces_its_rows_better_than_spec():
+    rows = C.validation_run("gj-aion", nodes=2)
+    spec = cl.cluster(**H100_2)
+    fitted = cl.calibrate(spec, rows)
+    assert fitted.calibrated is not None and fitted.n_ranks == 16
+    assert med_err(fitted, rows) < 0.06 < med_err(spec, rows)
+
+
+def test_size_split_predicts_unseen_sizes():
+    """Fit on the sizes nearest 4 KiB, 1 MiB, 64 MiB, 1 GiB; the rest are not seen."""
+    rows = C.validation_run("Lambda 4x H100")
+    fit = C.nearest_sizes([r["n_bytes"] for r in rows], C.FIT_SIZES)
+    assert len(fit) == 4
+    machine = P.cluster_from_spec(rows[0]["cluster"])
+    c = cl.calibrate(machine, [r for r in rows if r["n_bytes"] in fit])
+    test = [r for r in rows if r["n_bytes"] not in fit]
+    assert med_err(c, test) < 0.10 and med_err(c, test) < med_err(machine, test)
+
+
+def test_node_split_two_nodes_predict_eight():
+    """Calibrated on the 2-node run of a cluster, its 4- and 8-node runs (what_if)."""
+    c = cl.calibrate(cl.cluster(**H100_2), C.validation_run("gj-aion", nodes=2))
+    for nodes in (4, 8):
+        rows = C.validation_run("gj-aion", nodes=nodes)
+        spec = C.what_if(cl.cluster(**H100_2), nodes=nodes)
+        assert med_err(C.what_if(c, nodes=nodes), rows) < min(0.12, med_err(spec, rows))
+
+
+def test_a_run_on_one_algorithm_keeps_to_it():
+    """The 2019 p3dn runs grow with the node count as a ring does: the fit keeps to ring
+    and the 8-node run is predicted far better than from spec."""
+    rows2 = C.validation_run("p3dn", nodes=2)
+    machine = P.cluster_from_spec(rows2[0]["cluster"])
+    c = cl.calibrate(machine, rows2)
+    assert c.calibrated.algorithms == ("ring",)
+    rows8 = C.validation_run("p3dn", nodes=8)
+    assert med_err(C.what_if(c, nodes=8), rows8) < 0.25 < med_err(
+        C.what_if(machine, nodes=8), rows8)
+
+
+def test_what_if_keeps_the_calibration_and_drops_a_nic_rate_for_another_nic():
+    c = cl.calibrate(cl.cluster(**H100_2), C.validation_run("gj-aion", nodes=2)[::3])
+    w = cl.what_if(c, nodes=8, nics=4)
+    assert (w.nodes, w.nics_per_node, w.n_ranks) == (8, 4, 64)
+    assert w.calibrated == c.calibrated
+    assert w.nic_bw_bytes_per_s() == c.nic_bw_bytes_per_s()
+    other = cl.what_if(c, nic="XDR")
+    assert other.calibrated.nic_bytes_per_s is None
+    xdr = cl.cluster(**{**H100_2, "nic": "XDR"})
+    assert other.nic_bw_bytes_per_s() == xdr.nic_bw_bytes_per_s()
+    # fewer NICs: slower where the network binds
+    t8 = cl.predict_collective("allreduce", 2**33, cl.what_if(c, nodes=8)).time_s
+    t4 = cl.predict_collective("allreduce", 2**33, w).time_s
+    assert t4 > 1.5 * t8
+
+
+def test_fit_subset_keeps_the_others_at_the_catalog():
+    rows = C.validation_run("Stanage")
+    c = cl.calibrate(cl.cluster("A100", 4, fabric="mesh"), rows, fit=["launch_s"])
+    cal = c.calibrated
+    assert cal.intra_scale == 1.0 and cal.chunk_bytes is None and cal.launch_s > 0
+
+
+# --- ranges -----------------------------------------------------------------------------
+def test_spec_ranges_hold_about_80_percent_of_the_heldout_points():
+    rows = P.validation_rows(split="heldout")
+    inside = []
+    for r in rows:
+        lo, hi = P.busbw_range_factors(P.cluster_from_spec(
+            P._launch_gpus_of(r["cluster"])[0]), "allreduce", r["n_bytes"])
+        inside.append(lo <= r["measured_busbw"] / r["predicted_busbw"] <= hi)
+    assert 0.7 <= np.mean(inside) <= 0.9
+    p = cl.predict_collective("allreduce", 2**30, cl.cluster("H100"))
+    lo, hi = p.busbw_range_bytes_per_s
+    assert lo < p.busbw_bytes_per_s < hi
+    assert "busbw_range_bytes_per_s" in p.to_dict()
+
+
+def test_calibrated_range_is_the_calibrations_and_wider_for_a_what_if():
+    c = cl.calibrate(cl.cluster(**H100_2), C.validation_run("gj-aion", nodes=2)[::3])
+    p = cl.predict_collective("allreduce", 2**28, c)
+    assert p.range_factors == c.calibrated.busbw_range
+    lo, hi = C.HELDOUT_BANDS["sizes"]
+    assert c.calibrated.busbw_range[0] <= lo and c.calibrated.busbw_range[1] >= hi
+    q = cl.predict_collective("allreduce", 2**28, cl.what_if(c, nodes=8))
+    assert q.range_factors == c.calibrated.what_if_range
+
+
+def test_heldout_node_band_matches_the_measured_split():
+    """HELDOUT_BANDS['nodes'] is the 10-90 % band of the node split (recomputed)."""
+    pts = C.holdout_points("nodes")
+    lo, hi = np.percentile([p["ratio"] for p in pts], [10, 90])
+    assert C.HELDOUT_BANDS["nodes"] == pytest.approx((lo, hi), abs=0.03)
+    inside = np.mean([p["low"] <= p["ratio"] <= p["high"] for p in pts])
+    assert 0.65 <= inside <= 0.95
+
+
+# --- logs -------------------------------------------------------------------------------
+def test_example_logs_load_and_calibrate():
+    machine, rows = C.load_log("h100_g8_allreduce_v2.17.txt")
+    assert machine.n_ranks == rows[0]["n_ranks"] == 8 and len(rows) == 31
+    c = cl.calibrate(machine, rows)
+    assert med_err(c, rows) < 0.05
+    # the time column, not the two-decimal busbw column, is what the fit uses
+    assert all(r["time_s"] > 0 for r in rows)
+
+
+def test_torch_script_output_is_read_as_a_log():
+    spec = importlib.util.spec_from_file_location(
+        "torch_allreduce_bench", ROOT / "scripts" / "torch_allreduce_bench.py")
+    tb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tb)
+    hosts = ["a"] * 8 + ["b"] * 8
+    sizes = [8, 4096, 2**20, 2**26]
+    text = "\n".join([tb.format_header(16, 8, 2**26, 5, 20, hosts)]
+                     + [tb.format_row(s, 2e-5 + s / 4e11, 16) for s in sizes]) + "\n"
+    machine, rows = C.load_log(text, cl.cluster(**H100_2), collective="allreduce")
+    assert [r["n_bytes"] for r in rows] == sizes
+    assert rows[0]["n_ranks"] == 16 and rows[0]["hosts"] == ["a", "b"]
+    r = rows[-1]
+    assert r["busbw_bytes_per_s"] == pytest.approx(
+        r["algbw_bytes_per_s"] * 2 * 15 / 16, rel=1e-3)
+    assert tb.parse_size("8G") == 8 * 2**30
+
+
+# --- bad input --------------------------------------------------------------------------
+@pytest.mark.parametrize("rows, exc, match", [
+    ({"collective": "allreduce"}, TypeError, "rows must be a list"),
+    ([], ValueError, "rows is empty"),
+    ([1], TypeError, r"rows\[0\] must be a dict"),
+    ([{"collective": "allreduce"}], ValueError, "n_bytes"),
+    ([{"collective": "allreduce", "n_bytes": 8}], ValueError, "time_s"),
+    ([{"collective": "nope", "n_bytes": 8, "time_s": 1e-5}], ValueError, "collective"),
+    ([{"collective": "allreduce", "n_bytes": -8, "time_s": 1e-5}], ValueError, "n_bytes"),
+    ([{"collective": "allreduce", "n_bytes": 8, "time_s": 1e-5, "n_ranks": 16}],
+     ValueError, "n_ranks"),
+])
+def test_bad_rows_name_what_is_wrong(rows, exc, match):
+    with pytest.raises(exc, match=match):
+        cl.calibrate(cl.cluster("H100"), rows)
+
+
+def test_bad_arguments():
+    rows = [{"collective": "allreduce", "n_bytes": 2**20, "time_s": 3e-5}]
+    with pytest.raises(TypeError, match="cluster must be a Cluster"):
+        cl.calibrate("H100", rows)
+    with pytest.raises(ValueError, match="fit"):
+        cl.calibrate(cl.cluster("H100"), rows, fit=["nic_bytes_per_s"])  # one node: no NIC
+    with pytest.raises(TypeError, match="fit must be a list"):
+        cl.calibrate(cl.cluster("H100"), rows, fit="launch_s")
+    with pytest.raises(ValueError, match="different -g"):
+        cl.calibrate(cl.cluster("H100"), [dict(rows[0], n_gpus_per_process=1),
+                                          dict(rows[0], n_gpus_per_process=8)])
+    with pytest.raises(ValueError, match="unknown change"):
+        cl.what_if(cl.cluster("H100"), racks=2)
+    with pytest.raises(ValueError, match="needs a nic"):
+        cl.what_if(cl.cluster("H100"), nodes=4)
+    with pytest.raises(ValueError, match="log"):
+        C.load_log("/no/such/file.txt", cl.cluster("H100"))
+    with pytest.raises(TypeError, match="log must be"):
+        C.load_log(42)
+    with pytest.raises(ValueError, match="cluster: give the machine"):
+        C.load_log(Path(ROOT / "course_lib/data/example_logs/h100_g8_allreduce_v2.17.txt"))
+
+
+def test_calibrated_constants_are_finite_and_within_bounds():
+    c = cl.calibrate(cl.cluster(**H100_2), C.validation_run("gj-aion", nodes=2)[::4])
+    for name, value in c.calibrated.items().items():
+        assert math.isfinite(value) and value > 0, name
+    assert c.calibrated.nic_bytes_per_s <= cl.nic("NDR").bw_per_dir_bytes_per_s
+    assert c.calibrated.ll128_efficiency <= 120 / 128
+
+
+def test_busbw_plot_shades_the_range():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    cl.plots.plot_busbw_vs_measured(cl.cluster("H100"), sizes=[2**20, 2**30], ax=ax)
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    line = ax.lines[0].get_ydata()
+    assert band.min() < min(line) and band.max() > max(line)
+    plt.close(fig)
+
+
+_ANY = st.one_of(
+    st.none(), st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=20),
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(
+                ["collective", "n_bytes", "time_s", "n_ranks", "n_gpus_per_process",
+                 "algbw_bytes_per_s"]),
+            st.one_of(
+                st.integers(-5, 2**40),
+                st.floats(allow_nan=True),
+                st.sampled_from(
+                    ["allreduce", "allgather", "x"]))), max_size=3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=_ANY, what=_ANY)
+def test_only_value_or_type_errors_escape(rows, what):
+    machine = cl.cluster("H100")
+    for call in (lambda: cl.calibrate(machine, rows, max_iter=1),
+                 lambda: C.compare(machine, rows),
+                 lambda: cl.what_if(machine, nodes=what),
+                 lambda: C.load_log(what, machine),
+                 lambda: P.busbw_range_factors(machine, what, 2**20),
+                 lambda: P.range_kind(machine, what)):
+        try:
+            call()
+        except (ValueError, TypeError):
+            pass
+
+
+# --- the accuracy the chapter and docs state is the one measured ------------------------
+def _pct(x):
+    return f"{100 * x:.1f} %" if x < 0.1 else f"{100 * x:.0f} %"
+
+
+@pytest.fixture(scope="module")
+def size_split():
+    return C.holdout_points("sizes")
+
+
+def test_stated_accuracy_is_the_measured_one(size_split, notebook_text):
+    flat = lambda text: " ".join(text.split())  # noqa: E731  (line breaks do not matter)
+    md = flat(notebook_text("07_sharing_the_load", "markdown"))
+    docs = flat((ROOT / "docs" / "your_cluster.md").read_text(encoding="utf-8"))
+    err = np.abs([1 / p["ratio"] - 1 for p in size_split])
+    spec = np.abs([1 / p["spec_ratio"] - 1 for p in size_split])
+    sizes = (f"within a median of {_pct(np.median(err))} "
+             f"(90th percentile {_pct(np.percentile(err, 90))})")
+    assert sizes in md and sizes in docs
+    assert f"against {_pct(np.median(spec))} ({_pct(np.percentile(spec, 90))}) from spec" in md
+    e = np.abs([1 / p["ratio"] - 1 for p in C.holdout_points("nodes")])
+    nodes = (f"within a median of {_pct(np.median(e))} "
+             f"(90th percentile {_pct(np.percentile(e, 90))})")
+    assert nodes in md and nodes in docs
+    # the band a calibrated prediction carries for other sizes is this split's 10-90 %
+    lo, hi = np.percentile([p["ratio"] for p in size_split], [10, 90])
+    assert C.HELDOUT_BANDS["sizes"] == pytest.approx((lo, hi), abs=0.03)
+    # the from-spec figures of the section's first paragraph: the held-out table above it
+    rows = P.validation_rows(split="heldout")
+    big = np.abs([r["rel_error"] for r in rows if r["n_bytes"] >= 2**20])
+    spec_txt = (f"median of {_pct(np.median(big))} from 1 MiB up and by "
+                f"{_pct(np.percentile(big, 90))} at the 90th percentile")
+    assert spec_txt in md and spec_txt in docs
+
+
+# --- the chapter-7 explorer -------------------------------------------------------------
+def test_explorer_in_place_redraw_matches_a_fresh_drawing():
+    from course_lib.explorers import ch07_your_cluster as E
+
+    moved = dict(what_if_nodes=32.0, what_if_nics=4, fit="all sizes")
+    ex = E.explorer()
+    ex.png()
+    _, png_replot = ex.png(**moved)
+    _, png_fresh = E.explorer().png(**moved)
+    assert png_replot == png_fresh
+
+
+def test_explorer_loads_your_log_and_shows_the_fit():
+    from course_lib.explorers import ch07_your_cluster as E
+
+    log = ROOT / "tests" / "fixtures" / "nccl_logs" / "h100_4x8_mpi_allgather_v2.17.txt"
+    ex = E.explorer(log=log, cluster=cl.cluster("H100", 8, 4, "nvswitch", "NDR", 8))
+    d = ex.update()
+    assert d["log"].startswith("your log") and d["collective"] == "allgather"
+    assert d["cluster"].n_ranks == 32 and d["n_fitted"] == 4
+    spec = ex.update(fit="from spec")
+    assert spec["model"].calibrated is None and spec["n_fitted"] == 0
+    assert d["median_error_unfitted"] < spec["median_error"]
