@@ -401,7 +401,8 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
     if c.fabric == "nvswitch":
         bw = topo.edges[0, "nvswitch"]["bw_bytes_per_s"]
         links = topo.edges[0, "nvswitch"]["links"]
-        sw_w = min(300, (inner1 - inner0) * 0.5)
+        need = 14 + max(_tw(t, 11.5) for t in (f"maglev · NVLink ×{links}", _per_dir(bw)))
+        sw_w = min(300, max(150, inner1 - inner0 - 2 * need))
         sx = (inner0 + inner1) / 2 - sw_w / 2
         sy = y + 40
         systems = [s for s in hardware.SYSTEMS.values()
@@ -466,10 +467,14 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
             weight="bold", fill="#11684f", cls="ic-nvlink-label")
 
 
+def _legend_cols(entries, width) -> int:
+    return 2 if all(_tw(f"{ROADS[k].city} = {ROADS[k].machine}{t}", 11) + 34 < width / 2
+                    for k, t in entries) else 1
+
+
 def _legend(cv, x, y, entries, width):
     """Road kinds with this map's rates: ``entries`` is [(kind, text)]."""
-    cols = 2 if all(_tw(f"{ROADS[k].city} = {ROADS[k].machine}{t}", 11) + 34 < width / 2
-                    for k, t in entries) else 1
+    cols = _legend_cols(entries, width)
     col_w = width / cols
     with cv.group(cls="ic-legend"):
         for i, (kind, text) in enumerate(entries):
@@ -612,8 +617,8 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             word, via = "SYS", f"{junction}, both city halls and the socket link"
             if c.cpu:
                 bw = min(pcie, hardware.cpu_link_bw_bytes_per_s(c.cpu))
-        legs = [{"text": f"GPU {a} → {via} → GPU {b}, peer-to-peer over PCIe Gen{gen} "
-                         f"(no host memory; nvidia-smi topo: {word})",
+        legs = [{"text": f"GPU {a} → {via} → GPU {b} over PCIe Gen{gen}, peer-to-peer "
+                         f"(no host memory, nvidia-smi topo: {word})",
                  "kind": "pcie", "bw_bytes_per_s": bw}]
         return {"route": r, "latency_s": None, "bw_bytes_per_s": bw, "legs": legs,
                 "copies": 1, "pair": (a, b), "topo_word": word,
@@ -970,8 +975,13 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
         except TypeError:
             raise TypeError(f"highlight must be GPU ranks such as [0, 1], got "
                             f"{highlight!r}") from None
-    routes = [] if route is None else [route] if isinstance(route, str) else list(route)
-    if len(routes) > 4 or not all(isinstance(r, str) for r in routes):
+    if route is None or isinstance(route, str):
+        routes = [] if route is None else [route]
+    elif isinstance(route, (list, tuple)):
+        routes = list(route)
+    else:
+        routes = None
+    if routes is None or len(routes) > 4 or not all(isinstance(r, str) for r in routes):
         raise TypeError(f"route must be a route name or a list of up to 4 of "
                         f"{list(CITY_ROUTES)}, got {route!r}")
     infos = [route_legs(c, r, pair=pair, memory=memory, nvlink_links=nvlink_links,
@@ -994,7 +1004,8 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
             caption += _wrap(line, W - 30, 12, sep="; ")
         first += len(info["legs"])
     height = (y + drawn * (ch + 14) + (40 if more else 0)
-              + 17 * len(legend_entries) + 20 * len(caption) + 26)
+              + 17 * math.ceil(len(legend_entries) / _legend_cols(legend_entries, W - 28))
+              + 20 * len(caption) + 24)
     title = f"The city: {c.describe()}" + (f", route {', '.join(routes)}" if routes else "")
     cv = Canvas(W, height, title=title)
     head = ("city hall = CPU · depot = host memory · road junction = PCIe switch · "

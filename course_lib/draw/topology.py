@@ -29,7 +29,7 @@ import math
 import networkx as nx
 
 from .. import topology as T
-from ..units import check_int, check_positive, format_bandwidth
+from ..units import check_choice, check_int, check_positive, format_bandwidth
 from .city import _wrap
 from .style import PLACES, ROADS
 from .svg import Canvas, Diagram
@@ -151,7 +151,8 @@ def bisection_cut(topo, value: float | None = None):
     if len(ranks) < 2:
         raise ValueError("topo needs at least 2 GPUs for a bisection")
     if value is None:
-        value = T.bisection_bw_bytes_per_s(topo, exact_limit=16 if len(ranks) <= 16 else 2)
+        value = T.bisection_bw_bytes_per_s(
+            topo, exact_limit=2 if topo.graph.get("nodes", 1) > 1 else 16)
     half = len(ranks) // 2
     pos = layout(topo)
     cands = [ranks[:half]]
@@ -198,7 +199,7 @@ _NAMES = {"nvswitch": "NVSwitch", "switch": "switch", "nic": "NIC"}
 
 
 def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 460,
-                 hops_from=None) -> Diagram:
+                 hops_from=None, count: str = "links", bisection: float | None = None) -> Diagram:
     """Draw a topology graph, a route between two GPUs and the bisection cut.
 
     Parameters
@@ -213,6 +214,11 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
         Drawing width, px (300 to 900).
     hops_from : int, optional
         Write each GPU's hop count from this GPU beside it.
+    count : {"links", "gpu-hops"}
+        How hops are counted (:func:`course_lib.topology.hops`).
+    bisection : float, optional
+        The model's bisection bandwidth when the caller has it already
+        (:func:`course_lib.topology.bisection_bw_bytes_per_s`); computed otherwise.
 
     Examples
     --------
@@ -247,6 +253,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                              f"(0..{len(ranks) - 1}), got {highlight_pair!r}")
     if hops_from is not None:
         hops_from = check_int(hops_from, "hops_from", minimum=0, maximum=len(ranks) - 1)
+    count = check_choice(count, "count", ("links", "gpu-hops"))
     kind = _kind(topo)
     pos = layout(topo)
     n = len(ranks)
@@ -279,7 +286,8 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                      f"per direction")
     side, cut_edges, cut_bw = (None, [], None)
     if cut and n >= 2:
-        model = T.bisection_bw_bytes_per_s(topo, exact_limit=16 if n <= 16 else 2)
+        model = bisection if bisection is not None else T.bisection_bw_bytes_per_s(
+            topo, exact_limit=2 if topo.graph.get("nodes", 1) > 1 else 16)
         side, cut_edges, cut_bw = bisection_cut(topo, model)
         lines.append(f"bisection (red): {len(cut_edges)} of {topo.number_of_edges()} roads cut, "
                      f"{format_bandwidth(model)} per direction")
@@ -353,7 +361,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                           title=f"factory · GPU {v}")
                 cv.text(x, y + 1, str(v), size=11 if r_gpu >= 10 else 9, weight="bold")
             if hops_from is not None:
-                h = T.hops(topo, hops_from, v)
+                h = T.hops(topo, hops_from, v, count=count)
                 cv.text(x + r_gpu + 2, y - r_gpu, f"{h}", size=11, anchor="start",
                         fill="#555", cls="ic-hop-count")
         elif kd == "nic":
