@@ -30,7 +30,7 @@ import networkx as nx
 
 from .. import topology as T
 from ..units import check_choice, check_int, check_positive, format_bandwidth
-from .city import _wrap
+from .city import _fit, _wrap
 from .style import PLACES, ROADS
 from .svg import Canvas, Diagram
 
@@ -211,7 +211,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
     cut : bool
         Draw the bisection cut (red links, their total per direction).
     width : float
-        Drawing width, px (300 to 900).
+        Drawing width, px (280 to 900).
     hops_from : int, optional
         Write each GPU's hop count from this GPU beside it.
     count : {"links", "gpu-hops"}
@@ -240,8 +240,8 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
     if not isinstance(cut, bool):
         raise TypeError(f"cut must be True or False, got {cut!r}")
     W = check_positive(width, "width")
-    if not 300 <= W <= 900:
-        raise ValueError(f"width must lie in [300, 900] px, got {width!r}")
+    if not 280 <= W <= 900:
+        raise ValueError(f"width must lie in [280, 900] px, got {width!r}")
     if highlight_pair is not None:
         try:
             a, b = highlight_pair
@@ -293,7 +293,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                      f"{format_bandwidth(model)} per direction")
     kinds = sorted({d.get("kind") for _, _, d in topo.edges(data=True)} & set(ROADS),
                    key=list(ROADS).index)
-    lines = [part for line in lines for part in _wrap(line, W - 16, 11, sep="; ")]
+    lines = [part for line in lines for part in _wrap(line, W - 16, 11.5, sep=" ")]
     H = 22 + gh + 8 + 16 * len(lines) + 17 * len(kinds) + 8
     cv = Canvas(W, H, title=f"road map: {topo.graph.get('name', 'topology')}")
     cv.text(8, 11, f"{topo.graph.get('name', 'topology')}, {topo.graph.get('gpu', '')} · "
@@ -405,5 +405,67 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
         for i, k in enumerate(kinds):
             road = ROADS[k]
             cv.line(10, y + 17 * i, 32, y + 17 * i, kind=k, width=4)
-            cv.text(38, y + 17 * i, f"{road.city} = {road.machine}", size=11, anchor="start")
+            cv.text(38, y + 17 * i, _fit(f"{road.city} = {road.machine}", W - 44, 11),
+                    size=11, anchor="start")
+    return cv.diagram()
+
+
+__all__ += ["topology_gallery"]
+
+
+def topology_gallery(maps, *, columns: int = 3, width: float = 900, cut: bool = True) -> Diagram:
+    """Several road maps side by side in one drawing, each with the route from
+    GPU 0 to the GPU farthest from it and its bisection cut.
+
+    Parameters
+    ----------
+    maps : dict
+        ``{name: topology}`` (the name is written above each map).
+    columns : int
+        Maps per row.
+    width : float
+        Width of the whole drawing, px.
+    cut : bool
+        Draw each map's bisection cut.
+
+    Examples
+    --------
+    >>> from course_lib import topology as T
+    >>> d = topology_gallery({"ring": T.ring_topology(6), "mesh": T.fully_connected_topology(4)})
+    >>> d.svg.count('class="ic-gpu"')
+    10
+    """
+    if not isinstance(maps, dict) or not maps:
+        raise TypeError(f"maps must be a non-empty dict of name -> topology, got {maps!r}")
+    columns = check_int(columns, "columns", minimum=1, maximum=6)
+    W = check_positive(width, "width")
+    if not 300 <= W <= 1400:
+        raise ValueError(f"width must lie in [300, 1400] px, got {width!r}")
+    cell_w = W / min(columns, len(maps))
+    if cell_w < 290:
+        raise ValueError(f"columns: {columns} maps in {W:g} px leaves {cell_w:.0f} px a map; "
+                         f"at least 290 px are needed (fewer columns or a wider width)")
+    parts, heights = [], []
+    for name, topo in maps.items():
+        if not isinstance(topo, nx.Graph):
+            raise TypeError(f"maps[{name!r}] must be a topology graph, got {type(topo).__name__}")
+        ranks = T.gpus(topo)
+        far = max(ranks, key=lambda r: (T.hops(topo, ranks[0], r), -r))
+        d = topology_map(topo, highlight_pair=(ranks[0], far), cut=cut, width=cell_w - 10)
+        svg = d.svg
+        h = float(svg.split('height="', 1)[1].split('"', 1)[0])
+        parts.append((str(name), svg, h))
+        heights.append(h)
+    rows = [parts[i:i + columns] for i in range(0, len(parts), columns)]
+    row_h = [max(p[2] for p in row) + 20 for row in rows]
+    cv = Canvas(W, sum(row_h) + 4, title="road maps: " + ", ".join(p[0] for p in parts))
+    y = 0.0
+    for row, rh in zip(rows, row_h):
+        for j, (name, svg, h) in enumerate(row):
+            x = j * cell_w
+            cv.text(x + 8, y + 10, name, size=13, anchor="start", weight="bold",
+                    cls="ic-map-name")
+            inner = svg.replace("<svg ", f'<svg x="{x + 4:.1f}" y="{y + 18:.1f}" ', 1)
+            cv.raw(inner)
+        y += rh
     return cv.diagram()
