@@ -366,3 +366,15 @@ def test_every_cluster_and_route_is_well_formed(c):
 
 def test_exported_from_the_package():
     assert cl.draw.city_map is city_map and draw.topology_map is topology_map
+
+
+def test_nic_on_the_other_socket_is_limited_by_the_socket_link():
+    c = cl.cluster("H100", 8, 2, "nvswitch", "NDR", cpu="intel-spr", nic_path="remote")
+    info = route_legs(c, "rdma")
+    # Sapphire Rapids UPI in the catalog: 22 GB/s per direction, below NDR's 50 GB/s
+    assert info["bw_bytes_per_s"] == pytest.approx(22e9)
+    assert info["legs"][0]["bw_bytes_per_s"] == pytest.approx(22e9)
+    near = route_legs(cl.cluster("H100", 8, 2, "nvswitch", "NDR"), "rdma")
+    assert near["bw_bytes_per_s"] == pytest.approx(50e9)
+    d = city_map(c, route="rdma")
+    assert len(with_class(d, "ic-cpu")) == 4 and len(with_class(d, "ic-cpu-link")) == 2

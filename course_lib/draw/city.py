@@ -626,15 +626,24 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
     port = hardware.nic(c.nic)
     if r == "rdma":
         p = analytic.route_parameters("rdma", gpu=g.name, nic=port.name, distance_m=distance_m)
-        legs = [{"text": f"NIC reads GPU {a}'s memory over PCIe (GPUDirect RDMA)",
-                 "kind": "pcie", "bw_bytes_per_s": pcie},
+        way, road, note = "over PCIe", pcie, "no city hall's kernel on the way"
+        if c.nic_path == "host":
+            way = "over PCIe through the CPU's root complex"
+        elif c.nic_path == "remote":
+            # the NIC sits on the other socket: the way crosses the socket link (SYS)
+            road = min(pcie, hardware.cpu_link_bw_bytes_per_s(c.cpu))
+            way = "over PCIe and the socket link (nvidia-smi topo: SYS)"
+            note = "the NIC sits on the other socket, so the socket link limits the way"
+            p = dict(p, bw_bytes_per_s=min(p["bw_bytes_per_s"], road))
+        legs = [{"text": f"NIC reads GPU {a}'s memory {way} (GPUDirect RDMA)",
+                 "kind": "pcie", "bw_bytes_per_s": road},
                 {"text": f"{port.family} {port.name} rail to the other city",
                  "kind": "network", "bw_bytes_per_s": port.bw_per_dir_bytes_per_s},
-                {"text": f"NIC writes GPU {a + c.gpus_per_node}'s memory over PCIe",
-                 "kind": "pcie", "bw_bytes_per_s": pcie}]
+                {"text": f"NIC writes GPU {a + c.gpus_per_node}'s memory {way}",
+                 "kind": "pcie", "bw_bytes_per_s": road}]
         return dict(p, legs=legs, copies=1, pair=(a, b),
-                    note="one pipelined copy, no city hall on the way: the slowest road sets "
-                         f"the rate, {_per_dir(p['bw_bytes_per_s'])}")
+                    note=f"one pipelined copy, {note}: the slowest road sets the rate, "
+                         f"{_per_dir(p['bw_bytes_per_s'])}")
     lat = hardware.latency_s("tcp_kernel_path")
     legs = [{"text": "city hall's kernel copies the data into a socket buffer (TCP/IP stack)",
              "kind": "kernel", "bw_bytes_per_s": None},
@@ -862,16 +871,28 @@ def _route_paths(c: Cluster, info: dict, cities: list, route: str):
     R = cities[1]
     k = L.nic_of[a]
 
-    def to_nic(Lx, s, start):
+    def to_nic(Lx, s, start, from_gpu=True):
+        """From a GPU's top (or, for TCP, city hall's bottom) to NIC k, along the
+        roads the drawing has: the PCIe switch, or the CPU's root complex (and,
+        for a NIC on the other socket, the socket link)."""
         nx_, ny, nw, nh = Lx.nic[k]
         ncx = nx_ + nw / 2
+        by = Lx.bar[s][2]
         if c.nic_path == "switch":
-            by = Lx.bar[s][2]
             return [start, (start[0], by), (ncx, by), (ncx, ny + nh)]
+        cx, cy, cw, ch = Lx.cpu[s]
+        dx = Lx.drop[s]
+        jx = min(max(dx, Lx.bar[s][0] + 10), Lx.bar[s][1] - 10)
+        pts = ([start, (start[0], by), (jx, by), (jx, by - 18), (dx, by - 18), (dx, cy + ch)]
+               if from_gpu else [start])
         hs = len(Lx.cpu) - 1 if c.nic_path == "remote" else s
-        cx, cy, cw, ch = Lx.cpu[hs]
-        return [start, (cx + cw - 10, cy + ch), (cx + cw - 10, ny + nh + 6),
-                (ncx, ny + nh + 6), (ncx, ny + nh)]
+        if hs != s:                       # across the socket link to the other city hall
+            hx, hy, hw, hh = Lx.cpu[hs]
+            a_x, b_x = (cx + cw, hx) if cx < hx else (cx, hx + hw)
+            pts += [(a_x, cy + ch), (a_x, cy + ch / 2), (b_x, cy + ch / 2), (b_x, hy + hh)]
+            cx, cy, cw, ch = hx, hy, hw, hh
+        return pts + [(cx + cw - 10, cy + ch), (cx + cw - 10, ny + nh + 6),
+                      (ncx, ny + nh + 6), (ncx, ny + nh)]
 
     def rail(Lx, Rx):
         nx_, ny, nw, nh = Lx.nic[k]
@@ -896,7 +917,7 @@ def _route_paths(c: Cluster, info: dict, cities: list, route: str):
     def nic_leg(Lx):
         start = (Lx.drop[sa], Lx.cpu[sa][1] + Lx.cpu[sa][3])
         if c.nic_path != "switch":
-            return to_nic(Lx, sa, start)
+            return to_nic(Lx, sa, start, from_gpu=False)
         return [start] + _via_bar(Lx, sa, k, start)
 
     return [kernel(L), nic_leg(L), rail(L, R), nic_leg(R)[::-1], kernel(R)[::-1]]
@@ -1023,7 +1044,8 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
             cv.rect(10, y, city_w, 30, fill="#f6f6f2", stroke="#999",
                     stroke_dasharray="5,4")
             cv.text(10 + city_w / 2, y + 15,
-                    f"… {more} more cities (nodes {drawn}–{c.nodes - 1}), each like city 1: "
+                    (f"… {more} more cities (nodes {drawn}–{c.nodes - 1})" if more > 1 else
+                     f"… 1 more city (node {drawn})") + f", each like city 1: "
                     f"{more * c.gpus_per_node} more factories", size=12, italic=True)
         y += 40
     if c.nic:
