@@ -37,7 +37,6 @@ True
 
 from __future__ import annotations
 
-import html
 import math
 
 from .. import analytic, hardware
@@ -45,7 +44,7 @@ from ..clusters import Cluster
 from ..clusters import cluster as _cluster
 from ..units import check_choice, check_int, check_nonnegative, check_positive
 from ..units import format_bandwidth, format_bytes, format_time
-from .style import FONT, PLACES, ROADS
+from .style import PLACES, ROADS
 from .svg import Canvas, Diagram
 
 __all__ = ["city_map", "copy_path", "network_path", "CITY_ROUTES", "route_legs"]
@@ -125,12 +124,11 @@ def _check_cluster(cluster) -> Cluster:
 
 def _node_topology(c: Cluster):
     """One node of ``c`` as a topology graph (the builder the models use)."""
-    one = _cluster(c.gpu, c.gpus_per_node, 1, c.fabric, None, 0, cpu=c.cpu,
-                   sockets=c.sockets, pcie_path=c.pcie_path,
-                   nic_path=c.nic_path if c.nic_path != "remote" or c.cpu else "switch",
-                   ring_hops=c.ring_hops)
     if c.gpus_per_node < 2:
         return None
+    one = _cluster(c.gpu, c.gpus_per_node, 1, c.fabric, None, 0, cpu=c.cpu,
+                   sockets=c.sockets, pcie_path=c.pcie_path, nic_path=c.nic_path,
+                   ring_hops=c.ring_hops)
     return one.topology()
 
 
@@ -491,8 +489,8 @@ def _legend_entries(c: Cluster, topo, extra=()):
     g = c.gpu_record
     out = []
     if c.fabric != "pcie" and topo is not None:
-        out.append(("nvlink", f" {g.nvlink_gen}: {format_bandwidth(g.nvlink_per_link_per_dir_bytes_per_s)}"
-                              f" per link per direction"))
+        per_link = format_bandwidth(g.nvlink_per_link_per_dir_bytes_per_s)
+        out.append(("nvlink", f" {g.nvlink_gen}: {per_link} per link per direction"))
     out.append(("pcie", f" Gen{g.pcie_gen} x16: "
                         f"{_per_dir(hardware.pcie_bw_per_dir_bytes_per_s(g.pcie_gen))}"))
     if c.nic:
@@ -578,7 +576,8 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             ratio = p["bw_bytes_per_s"] / analytic.host_copy_bw_bytes_per_s(gen, "pinned")
             cpu_leg = ("the CPU copies pageable pages into a locked staging buffer"
                        if r == "h2d" else "the CPU copies the staging buffer out to pageable pages")
-            dma = {"text": f"DMA over PCIe Gen{gen} x16 ({'staging → GPU' if r == 'h2d' else 'GPU → staging'})",
+            ends = "staging → GPU" if r == "h2d" else "GPU → staging"
+            dma = {"text": f"DMA over PCIe Gen{gen} x16 ({ends})",
                    "kind": "pcie", "bw_bytes_per_s": hardware.pcie_bw_per_dir_bytes_per_s(gen)}
             cpu = {"text": cpu_leg, "kind": "memory", "bw_bytes_per_s": None}
             legs = [cpu, dma] if r == "h2d" else [dma, cpu]

@@ -1,4 +1,4 @@
-"""Chapter 6's road maps: any :mod:`course_lib.topology` graph drawn, with a route and the bisection cut.
+"""Chapter 6's road maps: any :mod:`course_lib.topology` graph, a route on it, the bisection cut.
 
 :func:`topology_map` draws every builder's graph (ring, full mesh, 2-D torus,
 hybrid cube-mesh, NVSwitch, two-level cluster, PCIe, NVLink bridge) with a
@@ -46,8 +46,8 @@ def _kind(topo) -> str:
 
 def _circle(items, r=1.0, start=math.pi / 2):
     k = len(items)
-    return {v: (r * math.cos(start - 2 * math.pi * i / k), -r * math.sin(start - 2 * math.pi * i / k))
-            for i, v in enumerate(items)}
+    angles = [start - 2 * math.pi * i / k for i in range(k)]
+    return {v: (r * math.cos(a), -r * math.sin(a)) for v, a in zip(items, angles)}
 
 
 def layout(topo) -> dict:
@@ -158,11 +158,13 @@ def bisection_cut(topo, value: float | None = None):
     cands = [ranks[:half]]
     for i in range(12):
         ang = math.pi * i / 12
-        order = sorted(ranks, key=lambda r: (pos[r][0] * math.cos(ang) + pos[r][1] * math.sin(ang), r))
+        cx, sy = math.cos(ang), math.sin(ang)
+        order = sorted(ranks, key=lambda r: (pos[r][0] * cx + pos[r][1] * sy, r))
         cands.append(order[:half])
     if "gpus_per_node" in topo.graph:
         per = topo.graph["gpus_per_node"]
-        cands.append([r for r in ranks if r // per < topo.graph["nodes"] // 2][:half] or ranks[:half])
+        whole = [r for r in ranks if r // per < topo.graph["nodes"] // 2]
+        cands.append(whole[:half] or ranks[:half])
     best = None
     seen = set()
     for left in cands:
@@ -307,25 +309,29 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
             py = [P(v)[1] for v in members]
             cv.rect(min(px) - 22, min(py) - 16, max(px) - min(px) + 44, max(py) - min(py) + 32,
                     fill="#fbfbf8", stroke="#bbb", rx=8, cls="ic-city")
-            cv.text(min(px) - 18, max(py) + 24, f"city {k + 1} (GPUs {k * per}–{k * per + per - 1})",
-                    size=11, anchor="start", italic=True, fill="#555")
+            cv.text(min(px) - 18, max(py) + 24,
+                    f"city {k + 1} (GPUs {k * per}–{k * per + per - 1})", size=11,
+                    anchor="start", italic=True, fill="#555")
     # roads
     cut_set = {frozenset(e) for e in cut_edges}
+    step = 0.0
+    if kind == "torus":                   # one grid step, px
+        a0, a1 = P(ranks[0]), P(ranks[1])
+        step = math.dist(a0, a1)
     for u, v, d in topo.edges(data=True):
         (xa, ya), (xb, yb) = P(u), P(v)
         w = 1.6 + 1.2 * math.log2(max(1, d.get("links", 1)))
         k = d.get("kind") if d.get("kind") in ROADS else None
         tip = (f"{ROADS[k].city} · {ROADS[k].machine} ×{d.get('links', 1)}, "
                f"{format_bandwidth(d['bw_bytes_per_s'])} per direction") if k else None
-        wrap = kind == "torus" and (abs(xa - xb) > 1.5 * s * 2 / max(1, _torus_cols(topo) - 1)
-                                    or abs(ya - yb) > 1.5 * s * 2 / max(1, _torus_cols(topo) - 1))
-        if wrap:
+        # a torus's wrap-around links (longer than one grid step) bow outwards
+        if kind == "torus" and max(abs(xa - xb), abs(ya - yb)) > 1.5 * step:
             mx, my = (xa + xb) / 2, (ya + yb) / 2
-            bend = 26
             if abs(xa - xb) > abs(ya - yb):
-                d_ = f"M{xa:.1f},{ya:.1f} Q{mx:.1f},{ya - bend - 0.15 * abs(xa - xb):.1f} {xb:.1f},{yb:.1f}"
+                qx, qy = mx, ya - 26 - 0.15 * abs(xa - xb)
             else:
-                d_ = f"M{xa:.1f},{ya:.1f} Q{xa - bend - 0.15 * abs(ya - yb):.1f},{my:.1f} {xb:.1f},{yb:.1f}"
+                qx, qy = xa - 26 - 0.15 * abs(ya - yb), my
+            d_ = f"M{xa:.1f},{ya:.1f} Q{qx:.1f},{qy:.1f} {xb:.1f},{yb:.1f}"
             cv.path(d_, kind=k, width=w, cls=f"ic-{k}", title=tip, opacity=0.8)
             if frozenset((u, v)) in cut_set:
                 cv.path(d_, stroke=_MARK, width=2.6, dash="6,4", cls="ic-cut-edge")
@@ -335,7 +341,8 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
         if frozenset((u, v)) in cut_set:
             cv.line(xa, ya, xb, yb, stroke=_MARK, width=2.6, dash="6,4", cls="ic-cut-edge",
                     title="a link the bisection cuts")
-    # the route
+    # the route (its numbers go on top of the places, below)
+    marks = []
     if route:
         pts = [P(v) for v in route]
         d_ = "M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in pts)
@@ -346,9 +353,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                 k = topo.edges[u, v].get("kind")
                 cv.arrow(p[0], p[1], q[0] - (q[0] - p[0]) * 0.18, q[1] - (q[1] - p[1]) * 0.18,
                          kind=k if k in ROADS else None, width=3.5, head=9)
-                mx, my = (p[0] + q[0]) / 2, (p[1] + q[1]) / 2
-                cv.circle(mx, my, 8, fill=_MARK, stroke="white", width=1.2)
-                cv.text(mx, my + 1, str(i + 1), size=11, weight="bold", fill="white")
+                marks.append(((p[0] + q[0]) / 2, (p[1] + q[1]) / 2))
     # places
     for v, d in topo.nodes(data=True):
         x, y = P(v)
@@ -379,6 +384,10 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
             cv.rect(x - bw_ / 2, y - 11, bw_, 22, fill=fill, stroke="#555", rx=5,
                     cls=f"ic-{place}", title=f"{city} · {machine}")
             cv.text(x, y + 1, label, size=11, weight="bold")
+    for i, (mx, my) in enumerate(marks):
+        with cv.group(cls="ic-route-number"):
+            cv.circle(mx, my, 8, fill=_MARK, stroke="white", width=1.2)
+            cv.text(mx, my + 1, str(i + 1), size=11, weight="bold", fill="white")
     # the cut's own line, where one straight line separates the halves
     if side is not None and kind not in ("two-level",):
         left = [P(r) for r in ranks if r in side]
