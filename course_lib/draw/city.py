@@ -176,7 +176,8 @@ def _city_height(c: Cluster, shown: int, topo) -> float:
     if c.fabric == "nvswitch" and shown > 1:
         h += 82
     elif c.fabric in ("mesh", "cube-mesh") and topo is not None:
-        h += _arc_depth(2, 2) * 0.75 + 48
+        longest = _longest_arc(topo, shown)
+        h += _arc_depth(longest, longest) * 0.75 + 48
     elif c.fabric == "bridge":
         h += 24
     return h + 8
@@ -461,7 +462,8 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
     else:
         text = (f"maglev · NVLink hybrid cube-mesh: {g.nvlink_links} links per factory, "
                 f"{format_bandwidth(per_link)} per link per direction; thick = ×2")
-    cv.text((inner0 + inner1) / 2, y + _arc_depth(2, 2) * 0.75 + 22, text, size=11,
+    cv.text((inner0 + inner1) / 2, y + _arc_depth(L.longest, L.longest) * 0.75 + 22, text,
+            size=11,
             weight="bold", fill="#11684f", cls="ic-nvlink-label")
 
 
