@@ -378,3 +378,14 @@ def test_nic_on_the_other_socket_is_limited_by_the_socket_link():
     assert near["bw_bytes_per_s"] == pytest.approx(50e9)
     d = city_map(c, route="rdma")
     assert len(with_class(d, "ic-cpu")) == 4 and len(with_class(d, "ic-cpu-link")) == 2
+
+
+def test_single_gpu_routes_need_only_one_gpu():
+    one = cl.cluster("H100", 1, 2, "nvswitch", "NDR")
+    for route in ("h2d", "d2h", "h2d-pageable", "rdma", "tcp"):
+        d = city_map(one, route=route)
+        assert len(with_class(d, "ic-gpu")) == 2
+    with pytest.raises(ValueError, match="pair"):
+        city_map(one, route="p2p-staged")
+    with pytest.raises(ValueError, match="pair"):
+        city_map(CLUSTER2, route="p2p-pcie", pair=(2, 2))

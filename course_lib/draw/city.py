@@ -556,7 +556,7 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
     c = _check_cluster(cluster)
     r = check_choice(route, "route", CITY_ROUTES)
     memory = check_choice(memory, "memory", analytic.HOST_MEMORY)
-    a, b = _check_pair(c, pair)
+    a, b = _check_pair(c, pair, both=r.startswith("p2p"))
     g = c.gpu_record
     gen = g.pcie_gen
     pcie = hardware.pcie_bw_per_dir_bytes_per_s(gen)
@@ -663,13 +663,19 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             "note": f"the kernel path costs {format_time(lat)} at the end points (catalog)"}
 
 
-def _check_pair(c: Cluster, pair):
+def _check_pair(c: Cluster, pair, both: bool = True):
+    """The pair's local GPU indices; only the first must exist unless ``both``
+    (a route from one GPU: host copies, RDMA and TCP to the other city)."""
     try:
         a, b = pair
     except (TypeError, ValueError):
         raise TypeError(f"pair must be two GPU indices such as (0, 1), got {pair!r}") from None
     a = check_int(a, "pair", minimum=0, maximum=c.gpus_per_node - 1)
+    if not both:
+        return a, a
     b = check_int(b, "pair", minimum=0, maximum=c.gpus_per_node - 1)
+    if a == b:
+        raise ValueError(f"pair must be two different GPUs, got {pair!r}")
     return a, b
 
 
