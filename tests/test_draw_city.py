@@ -389,3 +389,22 @@ def test_single_gpu_routes_need_only_one_gpu():
         city_map(one, route="p2p-staged")
     with pytest.raises(ValueError, match="pair"):
         city_map(CLUSTER2, route="p2p-pcie", pair=(2, 2))
+
+
+def test_staging_across_sockets_crosses_the_socket_link():
+    c = cl.cluster("A100", 8, fabric="pcie", sockets=2, cpu="intel-skl")
+    info = route_legs(c, "p2p-staged", pair=(0, 5))
+    pcie = pcie_per_dir(4)
+    assert [leg["bw_bytes_per_s"] for leg in info["legs"]] == [pytest.approx(pcie),
+                                                                pytest.approx(10e9)]
+    t = cl.latency_s("pcie_staged_p2p") + 1e8 / pcie + 1e8 / 10e9
+    d = city_map(c, route="p2p-staged", pair=(0, 5), n_bytes=1e8)
+    assert f"= {cl.format_time(t)}" in texts(d)
+    same = route_legs(c, "p2p-staged", pair=(0, 1))
+    assert [leg["bw_bytes_per_s"] for leg in same["legs"]] == [pytest.approx(pcie)] * 2
+
+
+def test_sockets_follow_the_model_when_not_every_gpu_is_drawn():
+    c = cl.cluster("A100", 16, fabric="pcie", sockets=2, cpu="amd-zen3")
+    d = city_map(c, max_gpus=8)            # GPUs 0-7 are all on socket 0
+    assert len(with_class(d, "ic-pcie-switch")) == 2 and len(with_class(d, "ic-gpu")) == 8

@@ -236,7 +236,7 @@ def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float
         colw = (inner1 - inner0) / shown
         # which socket each GPU hangs off, and which NIC it uses
         for i in range(shown):
-            L.socket_of[i] = (i * gpu_sockets) // shown
+            L.socket_of[i] = _socket(c, i) if gpu_sockets == 2 else 0
             if c.nic:
                 L.nic_of[i] = i % c.nics_per_node      # as topology.two_level_topology
         y = y0 + 26
@@ -310,8 +310,12 @@ def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float
         pcie = hardware.pcie_bw_per_dir_bytes_per_s(gen)
         for s in range(gpu_sockets):
             members = [i for i in range(shown) if L.socket_of[i] == s]
-            bx0 = inner0 + colw * min(members) + 6
-            bx1 = inner0 + colw * (max(members) + 1) - 6
+            if members:
+                bx0 = inner0 + colw * min(members) + 6
+                bx1 = inner0 + colw * (max(members) + 1) - 6
+            else:                         # none of this socket's GPUs is drawn
+                cx, _, cw, _ = L.cpu[s]
+                bx0, bx1 = cx, cx + cw
             if c.pcie_path == "switch":
                 label = "road junction · PCIe switch"
             else:
@@ -588,11 +592,19 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
         return dict(p, legs=legs, copies=1, pair=(a, b))
     if r == "p2p-staged":
         p = analytic.route_parameters(r, gpu=g.name)
+        second, way = p["bw_bytes_per_s"], f"over PCIe Gen{gen}"
+        if _socket(c, a) != _socket(c, b):
+            # the second copy reads host memory on the first GPU's socket: it
+            # crosses the socket link (nvidia-smi topo: SYS), which may be slower
+            way = f"over the socket link and PCIe Gen{gen}"
+            if c.cpu:
+                second = min(second, hardware.cpu_link_bw_bytes_per_s(c.cpu))
         legs = [{"text": f"GPU {a} → host memory over PCIe Gen{gen}", "kind": "pcie",
                  "bw_bytes_per_s": p["bw_bytes_per_s"]},
-                {"text": f"host memory → GPU {b} over PCIe Gen{gen}", "kind": "pcie",
-                 "bw_bytes_per_s": p["bw_bytes_per_s"]}]
-        return dict(p, legs=legs, copies=p["legs"], pair=(a, b))
+                {"text": f"host memory → GPU {b} {way}", "kind": "pcie",
+                 "bw_bytes_per_s": second}]
+        return dict(p, legs=legs, copies=p["legs"], pair=(a, b),
+                    bw_bytes_per_s=min(p["bw_bytes_per_s"], second))
     if r == "p2p-nvlink":
         if c.fabric == "pcie":
             raise ValueError("route 'p2p-nvlink' needs NVLink between the pair; this "
@@ -614,7 +626,7 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
         junction = "PCIe switch" if c.pcie_path == "switch" else "CPU root complex"
         word = "PIX" if c.pcie_path == "switch" else "PHB"
         bw, via = pcie, junction
-        if c.sockets == 2 and (a * 2) // c.gpus_per_node != (b * 2) // c.gpus_per_node:
+        if _socket(c, a) != _socket(c, b):
             word, via = "SYS", f"{junction}, both city halls and the socket link"
             if c.cpu:
                 bw = min(pcie, hardware.cpu_link_bw_bytes_per_s(c.cpu))
@@ -663,6 +675,11 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             "note": f"the kernel path costs {format_time(lat)} at the end points (catalog)"}
 
 
+def _socket(c: Cluster, local: int) -> int:
+    """The socket GPU ``local`` hangs off (the first half of the GPUs on socket 0)."""
+    return (local * c.sockets) // c.gpus_per_node
+
+
 def _check_pair(c: Cluster, pair, both: bool = True):
     """The pair's local GPU indices; only the first must exist unless ``both``
     (a route from one GPU: host copies, RDMA and TCP to the other city)."""
@@ -695,7 +712,15 @@ def _route_caption(info: dict, n_bytes, first: int = 0, header: bool = False) ->
     tail = []
     if info.get("note"):
         tail.append(info["note"])
-    if n_bytes is not None and info.get("latency_s") is not None:
+    rates = [leg["bw_bytes_per_s"] for leg in info["legs"] if leg["bw_bytes_per_s"]]
+    if (n_bytes is not None and info.get("latency_s") is not None and info["copies"] > 1
+            and len(set(rates)) > 1):
+        # copies in series at different rates: T = alpha + sum of D / B_i
+        t = info["latency_s"] + sum(analytic.transfer_time_s(n_bytes, b) for b in rates)
+        terms = " + ".join(f"D / {format_bandwidth(b)}" for b in rates)
+        tail.append(f"{format_bytes(n_bytes)}: T = {format_time(info['latency_s'])} + "
+                    f"{terms} = {format_time(t)}")
+    elif n_bytes is not None and info.get("latency_s") is not None:
         t = analytic.staged_transfer_time_s(n_bytes, info["bw_bytes_per_s"],
                                             info["latency_s"], legs=info["copies"])
         k = f"{info['copies']} × " if info["copies"] > 1 else ""
@@ -825,6 +850,14 @@ def _route_paths(c: Cluster, info: dict, cities: list, route: str):
         return [(mx + mw * near, my + mh), (mx + mw * near, my + mh + 7),
                 (L.drop[s], cy + ch + 7)]
 
+    def socket_hop(s0, s1):
+        """From under city hall s0, along the socket link, to under city hall s1."""
+        (c0x, c0y, c0w, c0h), (c1x, c1y, c1w, c1h) = L.cpu[s0], L.cpu[s1]
+        ym = c0y + c0h / 2
+        left, right = (c0x + c0w, c1x) if c0x < c1x else (c0x, c1x + c1w)
+        return [(left, c0y + c0h), (left, ym), (right, ym), (right, c1y + c1h),
+                (L.drop[s1], c1y + c1h)]
+
     down = mem_to_cpu(sa) + cpu_to_bar(sa)[1:] + [(pa[0], bar[2]), pa]
     r = route.split("-")[0] if route.startswith("h2d-") else route
     if r in ("h2d", "d2h"):
@@ -842,19 +875,20 @@ def _route_paths(c: Cluster, info: dict, cities: list, route: str):
         pb = (gb[0] + gb[2] * 0.3, gb[1])
         sb = L.socket_of[b]
         up = ([pa, (pa[0], bar[2])] + cpu_to_bar(sa)[::-1][:-1] + mem_to_cpu(sa)[::-1])
-        down_b = (mem_to_cpu(sb) + cpu_to_bar(sb)[1:] + [(pb[0], L.bar[sb][2]), pb])
+        if sb == sa:
+            down_b = (mem_to_cpu(sb) + cpu_to_bar(sb)[1:] + [(pb[0], L.bar[sb][2]), pb])
+        else:                             # from this socket's depot over the socket link
+            cx, cy, cw, ch = L.cpu[sa]
+            down_b = (mem_to_cpu(sa) + [(L.drop[sa], cy + ch)] + socket_hop(sa, sb)
+                      + cpu_to_bar(sb)[1:] + [(pb[0], L.bar[sb][2]), pb])
         return [_offset(up, -5), _offset(down_b, -5)]
     if r == "p2p-pcie":
         pb = (gb[0] + gb[2] * 0.3, gb[1])
         sb = L.socket_of[b]
         if sb == sa:
             return [[pa, (pa[0], bar[2]), (pb[0], bar[2]), pb]]
-        (c0x, c0y, c0w, c0h), (c1x, c1y, c1w, c1h) = L.cpu[sa], L.cpu[sb]
-        ym = c0y + c0h / 2
-        left, right = (c0x + c0w, c1x) if c0x < c1x else (c0x, c1x + c1w)
-        return [[pa, (pa[0], bar[2])] + cpu_to_bar(sa)[::-1]
-                + [(left, c0y + c0h), (left, ym), (right, ym), (right, c1y + c1h)]
-                + cpu_to_bar(sb) + [(pb[0], L.bar[sb][2]), pb]]
+        return [[pa, (pa[0], bar[2])] + cpu_to_bar(sa)[::-1] + socket_hop(sa, sb)
+                + cpu_to_bar(sb)[1:] + [(pb[0], L.bar[sb][2]), pb]]
     if r == "p2p-nvlink":
         qa = (ga[0] + ga[2] * 0.6, ga[1] + ga[3])
         qb = (gb[0] + gb[2] * 0.6, gb[1] + gb[3])
