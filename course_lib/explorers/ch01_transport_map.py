@@ -87,10 +87,11 @@ def readout(data):
 
 
 def diagram(data):
-    """The chosen route on the city map (two cities, so RDMA has somewhere to go)."""
+    """The chosen route on the city map: the second city is drawn in full when the
+    route goes there (RDMA), summarised otherwise."""
     return draw.city_map(data["cluster"], route=data["route"], n_bytes=data["n_bytes"],
                          memory=data["memory"], distance_m=data["distance_m"],
-                         max_gpus=4, width=720)
+                         max_gpus=4, max_nodes=1, width=720)
 
 
 def explorer() -> Explorer:

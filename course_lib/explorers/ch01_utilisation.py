@@ -79,7 +79,7 @@ def readout(data):
 def diagram(data):
     """The route the factories wait longest for, on the city map."""
     return draw.city_map(data["cluster"], route=data["slowest_route"],
-                         n_bytes=data["n_bytes"], max_gpus=4, width=720)
+                         n_bytes=data["n_bytes"], max_gpus=4, max_nodes=1, width=720)
 
 
 def explorer() -> Explorer:
