@@ -421,7 +421,9 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
                 cls="ic-nvswitch", title=f"central interchange · NVSwitch{chips}")
         cv.text(sx + sw_w / 2, sy + 10, "central interchange", size=11, italic=True,
                 fill="#555")
-        cv.text(sx + sw_w / 2, sy + 23, _fit(f"NVSwitch{chips}", sw_w - 6, 12), size=11,
+        name = next((t for t in (f"NVSwitch{chips}", f"NVSwitch{chips.split(' (')[0]}")
+                     if _tw(t, 12) <= sw_w - 6), "NVSwitch")
+        cv.text(sx + sw_w / 2, sy + 23, name, size=11,
                 weight="bold")
         lx = sx + sw_w + 10
         room = inner1 - lx
