@@ -92,6 +92,8 @@ def test_maglev_label_is_the_catalogs_links_and_rate(gpu):
     assert f"NVLink ×{cl.gpu(gpu).nvlink_links}" in label
     assert f"{cl.format_bandwidth(nvlink_per_dir(gpu))} per direction" in label
     assert len(with_class(d, "ic-nvlink")) == 8          # one spoke per factory
+    counts = ["".join(e.itertext()) for e in with_class(d, "ic-nvlink-count")]
+    assert counts == [f"×{cl.gpu(gpu).nvlink_links}"]     # on the first factory's spoke
 
 
 def test_changing_the_cluster_changes_the_drawing():

@@ -414,9 +414,13 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
         for i in range(shown):
             fx, fy, fw, fh = L.gpu[i]
             gx = fx + fw * 0.6
-            cv.line(gx, fy + fh, min(max(gx, sx + 8), sx + sw_w - 8), sy, kind="nvlink",
-                    width=4, cls="ic-nvlink",
+            ex_ = min(max(gx, sx + 8), sx + sw_w - 8)
+            cv.line(gx, fy + fh, ex_, sy, kind="nvlink", width=4, cls="ic-nvlink",
                     title=f"maglev · NVLink ×{links}, {_per_dir(bw)}")
+            if i == 0:                    # the link count on the first factory's spoke
+                mx, my = gx + (ex_ - gx) * 0.3, fy + fh + (sy - fy - fh) * 0.3
+                cv.text(mx, my + 13, f"×{links}", size=11, weight="bold", fill="#11684f",
+                        cls="ic-nvlink-count")
         cv.rect(sx, sy, sw_w, 32, fill=_place("nvswitch")[0], stroke="#1b6e55", width=1.6,
                 cls="ic-nvswitch", title=f"central interchange · NVSwitch{chips}")
         cv.text(sx + sw_w / 2, sy + 10, "central interchange", size=11, italic=True,
