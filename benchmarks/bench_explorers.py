@@ -17,6 +17,13 @@ matplotlib explorer costs on this machine before it draws anything of its own.
 
 Budget (COURSE.md / chapters.md): <= 50 ms median compute + redraw.  The
 script prints OVER for an explorer above it and, with ``--strict``, exits 1.
+
+Explorers that draw a diagram beside the plot (``Explorer(diagram=...)``: the
+route or topology on the city map, :mod:`course_lib.draw`) are also timed
+with the diagram drawn (``png`` + ``svg``, what ``Explorer.show`` redraws on a
+change), against a budget of 100 ms; the table gives the ratio against the
+same explorer without its diagram.  ``--only ch01,ch06`` times only the
+explorers whose names start so.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 BUDGET_S = 0.050
+DIAGRAM_BUDGET_S = 0.100
 
 
 def _alternatives(explorer) -> list[dict]:
@@ -58,15 +66,41 @@ def _alternatives(explorer) -> list[dict]:
     return alts
 
 
-def _time(explorer, repeats, **values):
+def _time(explorer, repeats, diagram=False, **values):
+    """Median wall and CPU seconds of a redraw (with the diagram when asked: the
+    worst-setting scan)."""
     wall, cpu = [], []
     explorer.png(**values)                      # warm up: fonts, caches, first figure
     for _ in range(repeats):
         t0, c0 = time.perf_counter(), time.process_time()
-        explorer.png(**values)
+        data, _png = explorer.png(**values)
+        if diagram:
+            explorer.svg(data)
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     return statistics.median(wall), statistics.median(cpu)
+
+
+def _time_pair(explorer, repeats, **values):
+    """Median wall and CPU seconds without and with the diagram, the two timed
+    in turn in one loop (so that a change of load on a shared machine falls on
+    both alike), and the median CPU seconds of the diagram alone."""
+    plain, drawn, alone = [], [], []
+    explorer.png(**values)
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        explorer.png(**values)
+        plain.append((time.perf_counter() - t0, time.process_time() - c0))
+        t0, c0 = time.perf_counter(), time.process_time()
+        data, _png = explorer.png(**values)
+        c1 = time.process_time()
+        explorer.svg(data)
+        c2 = time.process_time()
+        drawn.append((time.perf_counter() - t0, c2 - c0))
+        alone.append(c2 - c1)
+    med = statistics.median
+    return (med(w for w, _ in plain), med(c for _, c in plain),
+            med(w for w, _ in drawn), med(c for _, c in drawn), med(alone))
 
 
 def _floor_explorer():
@@ -89,12 +123,17 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when an explorer's default median is over budget")
+    parser.add_argument("--only", default="",
+                        help="comma-separated name prefixes of the explorers to time")
     args = parser.parse_args(argv)
 
     from course_lib import explorers
 
     rows = []
+    prefixes = tuple(p for p in args.only.split(",") if p)
     for name, factory in explorers.iter_explorers():
+        if prefixes and not name.startswith(prefixes):
+            continue
         ex = factory()
         wall, cpu = _time(ex, args.repeats)
         worst_wall, worst_at = wall, "defaults"
@@ -105,9 +144,24 @@ def main(argv=None) -> int:
                 continue                        # a combination the explorer refuses
             if w > worst_wall:
                 worst_wall, worst_at = w, ", ".join(f"{k}={v!r}" for k, v in alt.items())
-        rows.append({"explorer": name, "median_s": wall, "median_cpu_s": cpu,
-                     "worst_median_s": worst_wall, "worst_at": worst_at,
-                     "over_budget": wall > BUDGET_S})
+        row = {"explorer": name, "median_s": wall, "median_cpu_s": cpu,
+               "worst_median_s": worst_wall, "worst_at": worst_at,
+               "over_budget": wall > BUDGET_S}
+        if ex.diagram is not None:
+            plain_w, plain_c, with_d, with_cpu, alone = _time_pair(ex, args.repeats)
+            worst_d = with_d
+            for alt in _alternatives(ex):
+                try:
+                    w, _ = _time(ex, max(3, args.repeats // 4), diagram=True, **alt)
+                except (ValueError, TypeError):
+                    continue
+                worst_d = max(worst_d, w)
+            row.update(without_diagram_median_s=plain_w, without_diagram_median_cpu_s=plain_c,
+                       with_diagram_median_s=with_d, with_diagram_worst_s=worst_d,
+                       with_diagram_median_cpu_s=with_cpu, diagram_alone_cpu_s=alone,
+                       diagram_ratio=with_d / plain_w, diagram_cpu_ratio=with_cpu / plain_c,
+                       diagram_over_budget=with_d > DIAGRAM_BUDGET_S)
+        rows.append(row)
 
     floor_wall, floor_cpu = _time(_floor_explorer(), args.repeats)
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
@@ -122,6 +176,26 @@ def main(argv=None) -> int:
               f" | {r['worst_median_s'] * 1e3:.1f} ms | {r['worst_at']} | {flag} |")
     print(f"| *(floor: one axes, one line)* | {floor_wall * 1e3:.1f} ms | "
           f"{floor_cpu * 1e3:.1f} ms | | | |")
+    drawn = [r for r in rows if "with_diagram_median_s" in r]
+    if drawn:
+        print(f"\n# With the diagram beside the plot (png + svg, timed in turn with png "
+              f"alone); budget {DIAGRAM_BUDGET_S * 1e3:.0f} ms\n")
+        print("| explorer | without (wall / CPU) | with (wall / CPU) | worst setting, with "
+              "| ratio (wall / CPU) | diagram alone (CPU) | |")
+        print("|---|---:|---:|---:|---:|---:|---|")
+        for r in drawn:
+            flag = "OVER" if r["diagram_over_budget"] else "ok"
+            print(f"| {r['explorer']} | {r['without_diagram_median_s'] * 1e3:.1f} / "
+                  f"{r['without_diagram_median_cpu_s'] * 1e3:.1f} ms | "
+                  f"{r['with_diagram_median_s'] * 1e3:.1f} / "
+                  f"{r['with_diagram_median_cpu_s'] * 1e3:.1f} ms | "
+                  f"{r['with_diagram_worst_s'] * 1e3:.1f} ms | {r['diagram_ratio']:.2f} / "
+                  f"{r['diagram_cpu_ratio']:.2f} | {r['diagram_alone_cpu_s'] * 1e3:.1f} ms "
+                  f"| {flag} |")
+        ratios = sorted(r["diagram_cpu_ratio"] for r in drawn)
+        print(f"\n{len(drawn)} explorers draw a diagram; CPU-time ratio with/without: median "
+              f"{statistics.median(ratios):.2f}, largest {ratios[-1]:.2f}; over "
+              f"{DIAGRAM_BUDGET_S * 1e3:.0f} ms: {sum(r['diagram_over_budget'] for r in drawn)}")
     meds = [r["median_s"] for r in rows]
     print(f"\n{len(rows)} explorers; median of medians {statistics.median(meds) * 1e3:.1f} ms; "
           f"slowest {max(meds) * 1e3:.1f} ms; over budget: "
@@ -129,7 +203,8 @@ def main(argv=None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"budget_s": BUDGET_S, "load_average": load,
                                                "floor_s": floor_wall, "rows": rows}, indent=2))
-    return 1 if args.strict and any(r["over_budget"] for r in rows) else 0
+    return 1 if args.strict and any(r["over_budget"] or r.get("diagram_over_budget")
+                                    for r in rows) else 0
 
 
 if __name__ == "__main__":

@@ -304,3 +304,91 @@ def test_quiz_bank_every_wrong_option_explained():
             assert ok
     with pytest.raises(ValueError):
         chapter_quiz(0)
+
+
+# --- the drawing beside each plot (course_lib.draw): it follows the controls ----------
+def _svg_tree(e, **values):
+    import xml.etree.ElementTree as ET
+
+    return ET.fromstring(e.svg(e.update(**values)))
+
+
+def _classes(root, cls):
+    return [el for el in root.iter() if cls in (el.get("class") or "").split()]
+
+
+def _text(root):
+    return " ".join("".join(el.itertext()) for el in root.iter("{http://www.w3.org/2000/svg}text"))
+
+
+@pytest.mark.parametrize("name", CH01_06)
+def test_every_explorer_draws_a_diagram(name):
+    e = ex(name)
+    assert e.diagram is not None
+    root = _svg_tree(e)
+    assert root.tag.endswith("svg") and float(root.get("width")) <= 900
+    assert "ic-diagram" in e._diagram_html(e.update())
+
+
+@pytest.mark.parametrize("route", [r for _, r in explorers.ch01_transport_map.ROUTE_LABELS])
+def test_ch01_map_draws_the_chosen_route(route):
+    root = _svg_tree(ex("ch01_transport_map"), route=route)
+    assert _classes(root, "ic-route")[0].get("data-route") == route
+    p = cl.route_parameters(route, gpu="H100", nic="NDR")
+    assert cl.format_bandwidth(p["bw_bytes_per_s"]) in _text(root)
+
+
+def test_ch01_utilisation_draws_the_slowest_route():
+    e = ex("ch01_utilisation")
+    data = e.update(n_bytes=1e9)
+    assert data["slowest_route"] == min(data["utilisation"], key=data["utilisation"].get)
+    root = _svg_tree(e, n_bytes=1e9)
+    assert _classes(root, "ic-route")[0].get("data-route") == data["slowest_route"]
+
+
+def test_ch02_drawing_carries_the_links_used():
+    root = _svg_tree(ex("ch02_nvlink_generations"), gpu="A100", links_used=5)
+    assert "NVLink ×5" in _text(root) and f"{cl.format_bandwidth(5 * 25e9)} per direction" \
+        in _text(root)
+    assert "8 × A100" in _text(root)
+
+
+def test_ch03_drawing_shows_three_routes_for_the_chosen_gpu():
+    root = _svg_tree(ex("ch03_crossover"), gpu="A100", nvlink_links=3)
+    assert _classes(root, "ic-route")[0].get("data-route") == "p2p-nvlink p2p-pcie p2p-staged"
+    assert len(_classes(root, "ic-route-leg")) == 4          # 1 + 1 + 2 legs
+    assert "NVLink ×3" in _text(root) and "A100" in _text(root)
+    p100 = _svg_tree(ex("ch03_crossover"), gpu="P100", nvlink_links=4)
+    assert "NVLink ×4" in _text(p100)
+
+
+def test_ch04_drawing_follows_the_memory_kind():
+    e = ex("ch04_batching")
+    pinned, pageable = _svg_tree(e, memory="pinned"), _svg_tree(e, memory="pageable")
+    assert not _classes(pinned, "ic-staging") and _classes(pageable, "ic-staging")
+    data = e.update(memory="pageable", pcie_gen=4)
+    assert cl.format_bandwidth(data["bw_bytes_per_s"]) in _text(_svg_tree(e, memory="pageable",
+                                                                           pcie_gen=4))
+
+
+@pytest.mark.parametrize("endpoint,legs", [("tcp_kernel_path", 5), ("rdma_small_one_way", 3),
+                                           ("gpudirect_rdma_one_way", 3)])
+def test_ch05_drawing_follows_the_end_points(endpoint, legs):
+    e = ex("ch05_rdma")
+    root = _svg_tree(e, endpoint=endpoint, distance_m=1000, n_bytes=1e6)
+    assert len(_classes(root, "ic-route-leg")) == legs
+    t = e.update(endpoint=endpoint, distance_m=1000, n_bytes=1e6)["time_s"]
+    assert cl.format_time(t) in _text(root)
+
+
+@pytest.mark.parametrize("kind", ["ring", "full-mesh", "torus", "cube-mesh", "nvswitch",
+                                  "two-level"])
+def test_ch06_drawing_shows_the_topology_route_and_cut(kind):
+    e = ex("ch06_topology")
+    data = e.update(kind=kind, n_gpus=8, source=1)
+    root = _svg_tree(e, kind=kind, n_gpus=8, source=1)
+    assert len(_classes(root, "ic-gpu")) == len(data["ranks"])
+    path = _classes(root, "ic-hop-path")[0]
+    assert int(path.get("data-hops")) == cl.hops(data["topo"], 1, data["target"])
+    assert int(path.get("data-hops")) == int(data["hops_from_source"].max())
+    assert cl.format_bandwidth(data["bisection_bytes_per_s"]) in _text(root)

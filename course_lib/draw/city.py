@@ -37,7 +37,6 @@ True
 
 from __future__ import annotations
 
-import html
 import math
 
 from .. import analytic, hardware
@@ -45,7 +44,7 @@ from ..clusters import Cluster
 from ..clusters import cluster as _cluster
 from ..units import check_choice, check_int, check_nonnegative, check_positive
 from ..units import format_bandwidth, format_bytes, format_time
-from .style import FONT, PLACES, ROADS
+from .style import PLACES, ROADS
 from .svg import Canvas, Diagram
 
 __all__ = ["city_map", "copy_path", "network_path", "CITY_ROUTES", "route_legs"]
@@ -125,12 +124,11 @@ def _check_cluster(cluster) -> Cluster:
 
 def _node_topology(c: Cluster):
     """One node of ``c`` as a topology graph (the builder the models use)."""
-    one = _cluster(c.gpu, c.gpus_per_node, 1, c.fabric, None, 0, cpu=c.cpu,
-                   sockets=c.sockets, pcie_path=c.pcie_path,
-                   nic_path=c.nic_path if c.nic_path != "remote" or c.cpu else "switch",
-                   ring_hops=c.ring_hops)
     if c.gpus_per_node < 2:
         return None
+    one = _cluster(c.gpu, c.gpus_per_node, 1, c.fabric, None, 0, cpu=c.cpu,
+                   sockets=c.sockets, pcie_path=c.pcie_path, nic_path=c.nic_path,
+                   ring_hops=c.ring_hops)
     return one.topology()
 
 
@@ -178,7 +176,8 @@ def _city_height(c: Cluster, shown: int, topo) -> float:
     if c.fabric == "nvswitch" and shown > 1:
         h += 82
     elif c.fabric in ("mesh", "cube-mesh") and topo is not None:
-        h += _arc_depth(2, 2) * 0.75 + 48
+        longest = _longest_arc(topo, shown)
+        h += _arc_depth(longest, longest) * 0.75 + 48
     elif c.fabric == "bridge":
         h += 24
     return h + 8
@@ -237,7 +236,7 @@ def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float
         colw = (inner1 - inner0) / shown
         # which socket each GPU hangs off, and which NIC it uses
         for i in range(shown):
-            L.socket_of[i] = (i * gpu_sockets) // shown
+            L.socket_of[i] = _socket(c, i) if gpu_sockets == 2 else 0
             if c.nic:
                 L.nic_of[i] = i % c.nics_per_node      # as topology.two_level_topology
         y = y0 + 26
@@ -311,8 +310,12 @@ def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float
         pcie = hardware.pcie_bw_per_dir_bytes_per_s(gen)
         for s in range(gpu_sockets):
             members = [i for i in range(shown) if L.socket_of[i] == s]
-            bx0 = inner0 + colw * min(members) + 6
-            bx1 = inner0 + colw * (max(members) + 1) - 6
+            if members:
+                bx0 = inner0 + colw * min(members) + 6
+                bx1 = inner0 + colw * (max(members) + 1) - 6
+            else:                         # none of this socket's GPUs is drawn
+                cx, _, cw, _ = L.cpu[s]
+                bx0, bx1 = cx, cx + cw
             if c.pcie_path == "switch":
                 label = "road junction · PCIe switch"
             else:
@@ -401,7 +404,8 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
     if c.fabric == "nvswitch":
         bw = topo.edges[0, "nvswitch"]["bw_bytes_per_s"]
         links = topo.edges[0, "nvswitch"]["links"]
-        sw_w = min(300, (inner1 - inner0) * 0.5)
+        need = 14 + max(_tw(t, 11.5) for t in (f"maglev · NVLink ×{links}", _per_dir(bw)))
+        sw_w = min(300, max(150, inner1 - inner0 - 2 * need))
         sx = (inner0 + inner1) / 2 - sw_w / 2
         sy = y + 40
         systems = [s for s in hardware.SYSTEMS.values()
@@ -410,14 +414,20 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
         for i in range(shown):
             fx, fy, fw, fh = L.gpu[i]
             gx = fx + fw * 0.6
-            cv.line(gx, fy + fh, min(max(gx, sx + 8), sx + sw_w - 8), sy, kind="nvlink",
-                    width=4, cls="ic-nvlink",
+            ex_ = min(max(gx, sx + 8), sx + sw_w - 8)
+            cv.line(gx, fy + fh, ex_, sy, kind="nvlink", width=4, cls="ic-nvlink",
                     title=f"maglev · NVLink ×{links}, {_per_dir(bw)}")
+            if i == 0:                    # the link count on the first factory's spoke
+                mx, my = gx + (ex_ - gx) * 0.3, fy + fh + (sy - fy - fh) * 0.3
+                cv.text(mx, my + 13, f"×{links}", size=11, weight="bold", fill="#11684f",
+                        cls="ic-nvlink-count")
         cv.rect(sx, sy, sw_w, 32, fill=_place("nvswitch")[0], stroke="#1b6e55", width=1.6,
                 cls="ic-nvswitch", title=f"central interchange · NVSwitch{chips}")
         cv.text(sx + sw_w / 2, sy + 10, "central interchange", size=11, italic=True,
                 fill="#555")
-        cv.text(sx + sw_w / 2, sy + 23, _fit(f"NVSwitch{chips}", sw_w - 6, 11), size=11,
+        name = next((t for t in (f"NVSwitch{chips}", f"NVSwitch{chips.split(' (')[0]}")
+                     if _tw(t, 12) <= sw_w - 6), "NVSwitch")
+        cv.text(sx + sw_w / 2, sy + 23, name, size=11,
                 weight="bold")
         lx = sx + sw_w + 10
         room = inner1 - lx
@@ -462,14 +472,19 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
     else:
         text = (f"maglev · NVLink hybrid cube-mesh: {g.nvlink_links} links per factory, "
                 f"{format_bandwidth(per_link)} per link per direction; thick = ×2")
-    cv.text((inner0 + inner1) / 2, y + _arc_depth(2, 2) * 0.75 + 22, text, size=11,
+    cv.text((inner0 + inner1) / 2, y + _arc_depth(L.longest, L.longest) * 0.75 + 22, text,
+            size=11,
             weight="bold", fill="#11684f", cls="ic-nvlink-label")
+
+
+def _legend_cols(entries, width) -> int:
+    return 2 if all(_tw(f"{ROADS[k].city} = {ROADS[k].machine}{t}", 11) + 34 < width / 2
+                    for k, t in entries) else 1
 
 
 def _legend(cv, x, y, entries, width):
     """Road kinds with this map's rates: ``entries`` is [(kind, text)]."""
-    cols = 2 if all(_tw(f"{ROADS[k].city} = {ROADS[k].machine}{t}", 11) + 34 < width / 2
-                    for k, t in entries) else 1
+    cols = _legend_cols(entries, width)
     col_w = width / cols
     with cv.group(cls="ic-legend"):
         for i, (kind, text) in enumerate(entries):
@@ -486,8 +501,8 @@ def _legend_entries(c: Cluster, topo, extra=()):
     g = c.gpu_record
     out = []
     if c.fabric != "pcie" and topo is not None:
-        out.append(("nvlink", f" {g.nvlink_gen}: {format_bandwidth(g.nvlink_per_link_per_dir_bytes_per_s)}"
-                              f" per link per direction"))
+        per_link = format_bandwidth(g.nvlink_per_link_per_dir_bytes_per_s)
+        out.append(("nvlink", f" {g.nvlink_gen}: {per_link} per link per direction"))
     out.append(("pcie", f" Gen{g.pcie_gen} x16: "
                         f"{_per_dir(hardware.pcie_bw_per_dir_bytes_per_s(g.pcie_gen))}"))
     if c.nic:
@@ -551,7 +566,7 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
     c = _check_cluster(cluster)
     r = check_choice(route, "route", CITY_ROUTES)
     memory = check_choice(memory, "memory", analytic.HOST_MEMORY)
-    a, b = _check_pair(c, pair)
+    a, b = _check_pair(c, pair, both=r.startswith("p2p"))
     g = c.gpu_record
     gen = g.pcie_gen
     pcie = hardware.pcie_bw_per_dir_bytes_per_s(gen)
@@ -573,7 +588,8 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             ratio = p["bw_bytes_per_s"] / analytic.host_copy_bw_bytes_per_s(gen, "pinned")
             cpu_leg = ("the CPU copies pageable pages into a locked staging buffer"
                        if r == "h2d" else "the CPU copies the staging buffer out to pageable pages")
-            dma = {"text": f"DMA over PCIe Gen{gen} x16 ({'staging → GPU' if r == 'h2d' else 'GPU → staging'})",
+            ends = "staging → GPU" if r == "h2d" else "GPU → staging"
+            dma = {"text": f"DMA over PCIe Gen{gen} x16 ({ends})",
                    "kind": "pcie", "bw_bytes_per_s": hardware.pcie_bw_per_dir_bytes_per_s(gen)}
             cpu = {"text": cpu_leg, "kind": "memory", "bw_bytes_per_s": None}
             legs = [cpu, dma] if r == "h2d" else [dma, cpu]
@@ -582,11 +598,19 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
         return dict(p, legs=legs, copies=1, pair=(a, b))
     if r == "p2p-staged":
         p = analytic.route_parameters(r, gpu=g.name)
+        second, way = p["bw_bytes_per_s"], f"over PCIe Gen{gen}"
+        if _socket(c, a) != _socket(c, b):
+            # the second copy reads host memory on the first GPU's socket: it
+            # crosses the socket link (nvidia-smi topo: SYS), which may be slower
+            way = f"over the socket link and PCIe Gen{gen}"
+            if c.cpu:
+                second = min(second, hardware.cpu_link_bw_bytes_per_s(c.cpu))
         legs = [{"text": f"GPU {a} → host memory over PCIe Gen{gen}", "kind": "pcie",
                  "bw_bytes_per_s": p["bw_bytes_per_s"]},
-                {"text": f"host memory → GPU {b} over PCIe Gen{gen}", "kind": "pcie",
-                 "bw_bytes_per_s": p["bw_bytes_per_s"]}]
-        return dict(p, legs=legs, copies=p["legs"], pair=(a, b))
+                {"text": f"host memory → GPU {b} {way}", "kind": "pcie",
+                 "bw_bytes_per_s": second}]
+        return dict(p, legs=legs, copies=p["legs"], pair=(a, b),
+                    bw_bytes_per_s=min(p["bw_bytes_per_s"], second))
     if r == "p2p-nvlink":
         if c.fabric == "pcie":
             raise ValueError("route 'p2p-nvlink' needs NVLink between the pair; this "
@@ -608,28 +632,38 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
         junction = "PCIe switch" if c.pcie_path == "switch" else "CPU root complex"
         word = "PIX" if c.pcie_path == "switch" else "PHB"
         bw, via = pcie, junction
-        if c.sockets == 2 and (a * 2) // c.gpus_per_node != (b * 2) // c.gpus_per_node:
+        if _socket(c, a) != _socket(c, b):
             word, via = "SYS", f"{junction}, both city halls and the socket link"
             if c.cpu:
                 bw = min(pcie, hardware.cpu_link_bw_bytes_per_s(c.cpu))
-        legs = [{"text": f"GPU {a} → {via} → GPU {b}, peer-to-peer over PCIe Gen{gen} "
-                         f"(no host memory; nvidia-smi topo: {word})",
+        legs = [{"text": f"GPU {a} → {via} → GPU {b} over PCIe Gen{gen}, peer-to-peer "
+                         f"(no host memory, nvidia-smi topo: {word})",
                  "kind": "pcie", "bw_bytes_per_s": bw}]
-        return {"route": r, "latency_s": None, "bw_bytes_per_s": bw, "legs": legs,
+        p = analytic.route_parameters(r, gpu=g.name)
+        return {"route": r, "latency_s": p["latency_s"], "bw_bytes_per_s": bw, "legs": legs,
                 "copies": 1, "pair": (a, b), "topo_word": word,
                 "label": f"GPU -> GPU peer-to-peer over PCIe Gen{gen} ({junction})"}
     port = hardware.nic(c.nic)
     if r == "rdma":
         p = analytic.route_parameters("rdma", gpu=g.name, nic=port.name, distance_m=distance_m)
-        legs = [{"text": f"NIC reads GPU {a}'s memory over PCIe (GPUDirect RDMA)",
-                 "kind": "pcie", "bw_bytes_per_s": pcie},
+        way, road, note = "over PCIe", pcie, "no city hall's kernel on the way"
+        if c.nic_path == "host":
+            way = "over PCIe through the CPU's root complex"
+        elif c.nic_path == "remote":
+            # the NIC sits on the other socket: the way crosses the socket link (SYS)
+            road = min(pcie, hardware.cpu_link_bw_bytes_per_s(c.cpu))
+            way = "over PCIe and the socket link (nvidia-smi topo: SYS)"
+            note = "the NIC sits on the other socket, so the socket link limits the way"
+            p = dict(p, bw_bytes_per_s=min(p["bw_bytes_per_s"], road))
+        legs = [{"text": f"NIC reads GPU {a}'s memory {way} (GPUDirect RDMA)",
+                 "kind": "pcie", "bw_bytes_per_s": road},
                 {"text": f"{port.family} {port.name} rail to the other city",
                  "kind": "network", "bw_bytes_per_s": port.bw_per_dir_bytes_per_s},
-                {"text": f"NIC writes GPU {a + c.gpus_per_node}'s memory over PCIe",
-                 "kind": "pcie", "bw_bytes_per_s": pcie}]
+                {"text": f"NIC writes GPU {a + c.gpus_per_node}'s memory {way}",
+                 "kind": "pcie", "bw_bytes_per_s": road}]
         return dict(p, legs=legs, copies=1, pair=(a, b),
-                    note="one pipelined copy, no city hall on the way: the slowest road sets "
-                         f"the rate, {_per_dir(p['bw_bytes_per_s'])}")
+                    note=f"one pipelined copy, {note}: the slowest road sets the rate, "
+                         f"{_per_dir(p['bw_bytes_per_s'])}")
     lat = hardware.latency_s("tcp_kernel_path")
     legs = [{"text": "city hall's kernel copies the data into a socket buffer (TCP/IP stack)",
              "kind": "kernel", "bw_bytes_per_s": None},
@@ -641,20 +675,31 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
                      "wakes city hall", "kind": "pcie", "bw_bytes_per_s": pcie},
             {"text": "the other city hall's kernel copies it out to the program",
              "kind": "kernel", "bw_bytes_per_s": None}]
-    return {"route": "tcp", "latency_s": lat + analytic.fibre_rtt_s(distance_m),
+    return {"route": "tcp", "latency_s": lat + analytic.fibre_one_way_s(distance_m),
             "bw_bytes_per_s": min(port.bw_per_dir_bytes_per_s, pcie), "legs": legs,
             "copies": 1, "pair": (a, b),
             "label": f"host -> remote host through both kernels (TCP over {port.name})",
             "note": f"the kernel path costs {format_time(lat)} at the end points (catalog)"}
 
 
-def _check_pair(c: Cluster, pair):
+def _socket(c: Cluster, local: int) -> int:
+    """The socket GPU ``local`` hangs off (the first half of the GPUs on socket 0)."""
+    return (local * c.sockets) // c.gpus_per_node
+
+
+def _check_pair(c: Cluster, pair, both: bool = True):
+    """The pair's local GPU indices; only the first must exist unless ``both``
+    (a route from one GPU: host copies, RDMA and TCP to the other city)."""
     try:
         a, b = pair
     except (TypeError, ValueError):
         raise TypeError(f"pair must be two GPU indices such as (0, 1), got {pair!r}") from None
     a = check_int(a, "pair", minimum=0, maximum=c.gpus_per_node - 1)
+    if not both:
+        return a, a
     b = check_int(b, "pair", minimum=0, maximum=c.gpus_per_node - 1)
+    if a == b:
+        raise ValueError(f"pair must be two different GPUs, got {pair!r}")
     return a, b
 
 
@@ -674,7 +719,15 @@ def _route_caption(info: dict, n_bytes, first: int = 0, header: bool = False) ->
     tail = []
     if info.get("note"):
         tail.append(info["note"])
-    if n_bytes is not None and info.get("latency_s") is not None:
+    rates = [leg["bw_bytes_per_s"] for leg in info["legs"] if leg["bw_bytes_per_s"]]
+    if (n_bytes is not None and info.get("latency_s") is not None and info["copies"] > 1
+            and len(set(rates)) > 1):
+        # copies in series at different rates: T = alpha + sum of D / B_i
+        t = info["latency_s"] + sum(analytic.transfer_time_s(n_bytes, b) for b in rates)
+        terms = " + ".join(f"D / {format_bandwidth(b)}" for b in rates)
+        tail.append(f"{format_bytes(n_bytes)}: T = {format_time(info['latency_s'])} + "
+                    f"{terms} = {format_time(t)}")
+    elif n_bytes is not None and info.get("latency_s") is not None:
         t = analytic.staged_transfer_time_s(n_bytes, info["bw_bytes_per_s"],
                                             info["latency_s"], legs=info["copies"])
         k = f"{info['copies']} × " if info["copies"] > 1 else ""
@@ -804,6 +857,14 @@ def _route_paths(c: Cluster, info: dict, cities: list, route: str):
         return [(mx + mw * near, my + mh), (mx + mw * near, my + mh + 7),
                 (L.drop[s], cy + ch + 7)]
 
+    def socket_hop(s0, s1):
+        """From under city hall s0, along the socket link, to under city hall s1."""
+        (c0x, c0y, c0w, c0h), (c1x, c1y, c1w, c1h) = L.cpu[s0], L.cpu[s1]
+        ym = c0y + c0h / 2
+        left, right = (c0x + c0w, c1x) if c0x < c1x else (c0x, c1x + c1w)
+        return [(left, c0y + c0h), (left, ym), (right, ym), (right, c1y + c1h),
+                (L.drop[s1], c1y + c1h)]
+
     down = mem_to_cpu(sa) + cpu_to_bar(sa)[1:] + [(pa[0], bar[2]), pa]
     r = route.split("-")[0] if route.startswith("h2d-") else route
     if r in ("h2d", "d2h"):
@@ -821,19 +882,20 @@ def _route_paths(c: Cluster, info: dict, cities: list, route: str):
         pb = (gb[0] + gb[2] * 0.3, gb[1])
         sb = L.socket_of[b]
         up = ([pa, (pa[0], bar[2])] + cpu_to_bar(sa)[::-1][:-1] + mem_to_cpu(sa)[::-1])
-        down_b = (mem_to_cpu(sb) + cpu_to_bar(sb)[1:] + [(pb[0], L.bar[sb][2]), pb])
+        if sb == sa:
+            down_b = (mem_to_cpu(sb) + cpu_to_bar(sb)[1:] + [(pb[0], L.bar[sb][2]), pb])
+        else:                             # from this socket's depot over the socket link
+            cx, cy, cw, ch = L.cpu[sa]
+            down_b = (mem_to_cpu(sa) + [(L.drop[sa], cy + ch)] + socket_hop(sa, sb)
+                      + cpu_to_bar(sb)[1:] + [(pb[0], L.bar[sb][2]), pb])
         return [_offset(up, -5), _offset(down_b, -5)]
     if r == "p2p-pcie":
         pb = (gb[0] + gb[2] * 0.3, gb[1])
         sb = L.socket_of[b]
         if sb == sa:
             return [[pa, (pa[0], bar[2]), (pb[0], bar[2]), pb]]
-        (c0x, c0y, c0w, c0h), (c1x, c1y, c1w, c1h) = L.cpu[sa], L.cpu[sb]
-        ym = c0y + c0h / 2
-        left, right = (c0x + c0w, c1x) if c0x < c1x else (c0x, c1x + c1w)
-        return [[pa, (pa[0], bar[2])] + cpu_to_bar(sa)[::-1]
-                + [(left, c0y + c0h), (left, ym), (right, ym), (right, c1y + c1h)]
-                + cpu_to_bar(sb) + [(pb[0], L.bar[sb][2]), pb]]
+        return [[pa, (pa[0], bar[2])] + cpu_to_bar(sa)[::-1] + socket_hop(sa, sb)
+                + cpu_to_bar(sb)[1:] + [(pb[0], L.bar[sb][2]), pb]]
     if r == "p2p-nvlink":
         qa = (ga[0] + ga[2] * 0.6, ga[1] + ga[3])
         qb = (gb[0] + gb[2] * 0.6, gb[1] + gb[3])
@@ -857,16 +919,28 @@ def _route_paths(c: Cluster, info: dict, cities: list, route: str):
     R = cities[1]
     k = L.nic_of[a]
 
-    def to_nic(Lx, s, start):
+    def to_nic(Lx, s, start, from_gpu=True):
+        """From a GPU's top (or, for TCP, city hall's bottom) to NIC k, along the
+        roads the drawing has: the PCIe switch, or the CPU's root complex (and,
+        for a NIC on the other socket, the socket link)."""
         nx_, ny, nw, nh = Lx.nic[k]
         ncx = nx_ + nw / 2
+        by = Lx.bar[s][2]
         if c.nic_path == "switch":
-            by = Lx.bar[s][2]
             return [start, (start[0], by), (ncx, by), (ncx, ny + nh)]
+        cx, cy, cw, ch = Lx.cpu[s]
+        dx = Lx.drop[s]
+        jx = min(max(dx, Lx.bar[s][0] + 10), Lx.bar[s][1] - 10)
+        pts = ([start, (start[0], by), (jx, by), (jx, by - 18), (dx, by - 18), (dx, cy + ch)]
+               if from_gpu else [start])
         hs = len(Lx.cpu) - 1 if c.nic_path == "remote" else s
-        cx, cy, cw, ch = Lx.cpu[hs]
-        return [start, (cx + cw - 10, cy + ch), (cx + cw - 10, ny + nh + 6),
-                (ncx, ny + nh + 6), (ncx, ny + nh)]
+        if hs != s:                       # across the socket link to the other city hall
+            hx, hy, hw, hh = Lx.cpu[hs]
+            a_x, b_x = (cx + cw, hx) if cx < hx else (cx, hx + hw)
+            pts += [(a_x, cy + ch), (a_x, cy + ch / 2), (b_x, cy + ch / 2), (b_x, hy + hh)]
+            cx, cy, cw, ch = hx, hy, hw, hh
+        return pts + [(cx + cw - 10, cy + ch), (cx + cw - 10, ny + nh + 6),
+                      (ncx, ny + nh + 6), (ncx, ny + nh)]
 
     def rail(Lx, Rx):
         nx_, ny, nw, nh = Lx.nic[k]
@@ -891,7 +965,7 @@ def _route_paths(c: Cluster, info: dict, cities: list, route: str):
     def nic_leg(Lx):
         start = (Lx.drop[sa], Lx.cpu[sa][1] + Lx.cpu[sa][3])
         if c.nic_path != "switch":
-            return to_nic(Lx, sa, start)
+            return to_nic(Lx, sa, start, from_gpu=False)
         return [start] + _via_bar(Lx, sa, k, start)
 
     return [kernel(L), nic_leg(L), rail(L, R), nic_leg(R)[::-1], kernel(R)[::-1]]
@@ -970,8 +1044,13 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
         except TypeError:
             raise TypeError(f"highlight must be GPU ranks such as [0, 1], got "
                             f"{highlight!r}") from None
-    routes = [] if route is None else [route] if isinstance(route, str) else list(route)
-    if len(routes) > 4 or not all(isinstance(r, str) for r in routes):
+    if route is None or isinstance(route, str):
+        routes = [] if route is None else [route]
+    elif isinstance(route, (list, tuple)):
+        routes = list(route)
+    else:
+        routes = None
+    if routes is None or len(routes) > 4 or not all(isinstance(r, str) for r in routes):
         raise TypeError(f"route must be a route name or a list of up to 4 of "
                         f"{list(CITY_ROUTES)}, got {route!r}")
     infos = [route_legs(c, r, pair=pair, memory=memory, nvlink_links=nvlink_links,
@@ -994,7 +1073,8 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
             caption += _wrap(line, W - 30, 12, sep="; ")
         first += len(info["legs"])
     height = (y + drawn * (ch + 14) + (40 if more else 0)
-              + 17 * len(legend_entries) + 20 * len(caption) + 26)
+              + 17 * math.ceil(len(legend_entries) / _legend_cols(legend_entries, W - 28))
+              + 20 * len(caption) + 24)
     title = f"The city: {c.describe()}" + (f", route {', '.join(routes)}" if routes else "")
     cv = Canvas(W, height, title=title)
     head = ("city hall = CPU · depot = host memory · road junction = PCIe switch · "
@@ -1012,7 +1092,8 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
             cv.rect(10, y, city_w, 30, fill="#f6f6f2", stroke="#999",
                     stroke_dasharray="5,4")
             cv.text(10 + city_w / 2, y + 15,
-                    f"… {more} more cities (nodes {drawn}–{c.nodes - 1}), each like city 1: "
+                    (f"… {more} more cities (nodes {drawn}–{c.nodes - 1})" if more > 1 else
+                     f"… 1 more city (node {drawn})") + f", each like city 1: "
                     f"{more * c.gpus_per_node} more factories", size=12, italic=True)
         y += 40
     if c.nic:
@@ -1273,7 +1354,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     if endpoint is not None:
         key = check_choice(endpoint, "endpoint", tuple(hardware.LATENCIES))
     lat = hardware.latency_s(key)
-    rtt = analytic.fibre_rtt_s(d)
+    one_way = analytic.fibre_one_way_s(d)
     bw = port.bw_per_dir_bytes_per_s
     H = 330
     cv = Canvas(W, H, title=f"{'TCP through the kernel' if kind == 'tcp' else 'RDMA'}: "
@@ -1342,8 +1423,8 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     with cv.group(cls="ic-route", data_route=kind):
         _draw_legs(cv, legs)
     lines = [f"{_NUMS[i]} {t}" for i, (_, _, t) in enumerate(legs)]
-    lines.append(f"end points {format_time(lat)} (catalog {key}) + fibre round trip "
-                 f"{format_time(rtt)} + size / {format_bandwidth(bw)} per direction")
+    lines.append(f"arrival, all one way: end points {format_time(lat)} (catalog {key}) + "
+                 f"fibre {format_time(one_way)} + size / {format_bandwidth(bw)} per direction")
     if n_bytes is not None:
         n = check_nonnegative(n_bytes, "n_bytes")
         t = analytic.rdma_transfer_time_s(n, bw, d, endpoint_latency_s=lat)

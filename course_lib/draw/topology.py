@@ -1,4 +1,4 @@
-"""Chapter 6's road maps: any :mod:`course_lib.topology` graph drawn, with a route and the bisection cut.
+"""Chapter 6's road maps: any :mod:`course_lib.topology` graph, a route on it, the bisection cut.
 
 :func:`topology_map` draws every builder's graph (ring, full mesh, 2-D torus,
 hybrid cube-mesh, NVSwitch, two-level cluster, PCIe, NVLink bridge) with a
@@ -29,8 +29,8 @@ import math
 import networkx as nx
 
 from .. import topology as T
-from ..units import check_int, check_positive, format_bandwidth
-from .city import _wrap
+from ..units import check_choice, check_int, check_positive, format_bandwidth
+from .city import _fit, _wrap
 from .style import PLACES, ROADS
 from .svg import Canvas, Diagram
 
@@ -46,8 +46,8 @@ def _kind(topo) -> str:
 
 def _circle(items, r=1.0, start=math.pi / 2):
     k = len(items)
-    return {v: (r * math.cos(start - 2 * math.pi * i / k), -r * math.sin(start - 2 * math.pi * i / k))
-            for i, v in enumerate(items)}
+    angles = [start - 2 * math.pi * i / k for i in range(k)]
+    return {v: (r * math.cos(a), -r * math.sin(a)) for v, a in zip(items, angles)}
 
 
 def layout(topo) -> dict:
@@ -151,17 +151,20 @@ def bisection_cut(topo, value: float | None = None):
     if len(ranks) < 2:
         raise ValueError("topo needs at least 2 GPUs for a bisection")
     if value is None:
-        value = T.bisection_bw_bytes_per_s(topo, exact_limit=16 if len(ranks) <= 16 else 2)
+        value = T.bisection_bw_bytes_per_s(
+            topo, exact_limit=2 if topo.graph.get("nodes", 1) > 1 else 16)
     half = len(ranks) // 2
     pos = layout(topo)
     cands = [ranks[:half]]
     for i in range(12):
         ang = math.pi * i / 12
-        order = sorted(ranks, key=lambda r: (pos[r][0] * math.cos(ang) + pos[r][1] * math.sin(ang), r))
+        cx, sy = math.cos(ang), math.sin(ang)
+        order = sorted(ranks, key=lambda r: (pos[r][0] * cx + pos[r][1] * sy, r))
         cands.append(order[:half])
     if "gpus_per_node" in topo.graph:
         per = topo.graph["gpus_per_node"]
-        cands.append([r for r in ranks if r // per < topo.graph["nodes"] // 2][:half] or ranks[:half])
+        whole = [r for r in ranks if r // per < topo.graph["nodes"] // 2]
+        cands.append(whole[:half] or ranks[:half])
     best = None
     seen = set()
     for left in cands:
@@ -198,7 +201,7 @@ _NAMES = {"nvswitch": "NVSwitch", "switch": "switch", "nic": "NIC"}
 
 
 def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 460,
-                 hops_from=None) -> Diagram:
+                 hops_from=None, count: str = "links", bisection: float | None = None) -> Diagram:
     """Draw a topology graph, a route between two GPUs and the bisection cut.
 
     Parameters
@@ -210,9 +213,14 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
     cut : bool
         Draw the bisection cut (red links, their total per direction).
     width : float
-        Drawing width, px (300 to 900).
+        Drawing width, px (280 to 900).
     hops_from : int, optional
         Write each GPU's hop count from this GPU beside it.
+    count : {"links", "gpu-hops"}
+        How hops are counted (:func:`course_lib.topology.hops`).
+    bisection : float, optional
+        The model's bisection bandwidth when the caller has it already
+        (:func:`course_lib.topology.bisection_bw_bytes_per_s`); computed otherwise.
 
     Examples
     --------
@@ -234,8 +242,8 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
     if not isinstance(cut, bool):
         raise TypeError(f"cut must be True or False, got {cut!r}")
     W = check_positive(width, "width")
-    if not 300 <= W <= 900:
-        raise ValueError(f"width must lie in [300, 900] px, got {width!r}")
+    if not 280 <= W <= 900:
+        raise ValueError(f"width must lie in [280, 900] px, got {width!r}")
     if highlight_pair is not None:
         try:
             a, b = highlight_pair
@@ -247,6 +255,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                              f"(0..{len(ranks) - 1}), got {highlight_pair!r}")
     if hops_from is not None:
         hops_from = check_int(hops_from, "hops_from", minimum=0, maximum=len(ranks) - 1)
+    count = check_choice(count, "count", ("links", "gpu-hops"))
     kind = _kind(topo)
     pos = layout(topo)
     n = len(ranks)
@@ -279,13 +288,14 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                      f"per direction")
     side, cut_edges, cut_bw = (None, [], None)
     if cut and n >= 2:
-        model = T.bisection_bw_bytes_per_s(topo, exact_limit=16 if n <= 16 else 2)
+        model = bisection if bisection is not None else T.bisection_bw_bytes_per_s(
+            topo, exact_limit=2 if topo.graph.get("nodes", 1) > 1 else 16)
         side, cut_edges, cut_bw = bisection_cut(topo, model)
         lines.append(f"bisection (red): {len(cut_edges)} of {topo.number_of_edges()} roads cut, "
                      f"{format_bandwidth(model)} per direction")
     kinds = sorted({d.get("kind") for _, _, d in topo.edges(data=True)} & set(ROADS),
                    key=list(ROADS).index)
-    lines = [part for line in lines for part in _wrap(line, W - 16, 11, sep="; ")]
+    lines = [part for line in lines for part in _wrap(line, W - 16, 11.5, sep=" ")]
     H = 22 + gh + 8 + 16 * len(lines) + 17 * len(kinds) + 8
     cv = Canvas(W, H, title=f"road map: {topo.graph.get('name', 'topology')}")
     cv.text(8, 11, f"{topo.graph.get('name', 'topology')}, {topo.graph.get('gpu', '')} · "
@@ -299,25 +309,29 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
             py = [P(v)[1] for v in members]
             cv.rect(min(px) - 22, min(py) - 16, max(px) - min(px) + 44, max(py) - min(py) + 32,
                     fill="#fbfbf8", stroke="#bbb", rx=8, cls="ic-city")
-            cv.text(min(px) - 18, max(py) + 24, f"city {k + 1} (GPUs {k * per}–{k * per + per - 1})",
-                    size=11, anchor="start", italic=True, fill="#555")
+            cv.text(min(px) - 18, max(py) + 24,
+                    f"city {k + 1} (GPUs {k * per}–{k * per + per - 1})", size=11,
+                    anchor="start", italic=True, fill="#555")
     # roads
     cut_set = {frozenset(e) for e in cut_edges}
+    step = 0.0
+    if kind == "torus":                   # one grid step, px
+        a0, a1 = P(ranks[0]), P(ranks[1])
+        step = math.dist(a0, a1)
     for u, v, d in topo.edges(data=True):
         (xa, ya), (xb, yb) = P(u), P(v)
         w = 1.6 + 1.2 * math.log2(max(1, d.get("links", 1)))
         k = d.get("kind") if d.get("kind") in ROADS else None
         tip = (f"{ROADS[k].city} · {ROADS[k].machine} ×{d.get('links', 1)}, "
                f"{format_bandwidth(d['bw_bytes_per_s'])} per direction") if k else None
-        wrap = kind == "torus" and (abs(xa - xb) > 1.5 * s * 2 / max(1, _torus_cols(topo) - 1)
-                                    or abs(ya - yb) > 1.5 * s * 2 / max(1, _torus_cols(topo) - 1))
-        if wrap:
+        # a torus's wrap-around links (longer than one grid step) bow outwards
+        if kind == "torus" and max(abs(xa - xb), abs(ya - yb)) > 1.5 * step:
             mx, my = (xa + xb) / 2, (ya + yb) / 2
-            bend = 26
             if abs(xa - xb) > abs(ya - yb):
-                d_ = f"M{xa:.1f},{ya:.1f} Q{mx:.1f},{ya - bend - 0.15 * abs(xa - xb):.1f} {xb:.1f},{yb:.1f}"
+                qx, qy = mx, ya - 26 - 0.15 * abs(xa - xb)
             else:
-                d_ = f"M{xa:.1f},{ya:.1f} Q{xa - bend - 0.15 * abs(ya - yb):.1f},{my:.1f} {xb:.1f},{yb:.1f}"
+                qx, qy = xa - 26 - 0.15 * abs(ya - yb), my
+            d_ = f"M{xa:.1f},{ya:.1f} Q{qx:.1f},{qy:.1f} {xb:.1f},{yb:.1f}"
             cv.path(d_, kind=k, width=w, cls=f"ic-{k}", title=tip, opacity=0.8)
             if frozenset((u, v)) in cut_set:
                 cv.path(d_, stroke=_MARK, width=2.6, dash="6,4", cls="ic-cut-edge")
@@ -327,7 +341,8 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
         if frozenset((u, v)) in cut_set:
             cv.line(xa, ya, xb, yb, stroke=_MARK, width=2.6, dash="6,4", cls="ic-cut-edge",
                     title="a link the bisection cuts")
-    # the route
+    # the route (its numbers go on top of the places, below)
+    marks = []
     if route:
         pts = [P(v) for v in route]
         d_ = "M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in pts)
@@ -338,9 +353,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                 k = topo.edges[u, v].get("kind")
                 cv.arrow(p[0], p[1], q[0] - (q[0] - p[0]) * 0.18, q[1] - (q[1] - p[1]) * 0.18,
                          kind=k if k in ROADS else None, width=3.5, head=9)
-                mx, my = (p[0] + q[0]) / 2, (p[1] + q[1]) / 2
-                cv.circle(mx, my, 8, fill=_MARK, stroke="white", width=1.2)
-                cv.text(mx, my + 1, str(i + 1), size=11, weight="bold", fill="white")
+                marks.append(((p[0] + q[0]) / 2, (p[1] + q[1]) / 2))
     # places
     for v, d in topo.nodes(data=True):
         x, y = P(v)
@@ -353,7 +366,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                           title=f"factory · GPU {v}")
                 cv.text(x, y + 1, str(v), size=11 if r_gpu >= 10 else 9, weight="bold")
             if hops_from is not None:
-                h = T.hops(topo, hops_from, v)
+                h = T.hops(topo, hops_from, v, count=count)
                 cv.text(x + r_gpu + 2, y - r_gpu, f"{h}", size=11, anchor="start",
                         fill="#555", cls="ic-hop-count")
         elif kd == "nic":
@@ -371,6 +384,10 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
             cv.rect(x - bw_ / 2, y - 11, bw_, 22, fill=fill, stroke="#555", rx=5,
                     cls=f"ic-{place}", title=f"{city} · {machine}")
             cv.text(x, y + 1, label, size=11, weight="bold")
+    for i, (mx, my) in enumerate(marks):
+        with cv.group(cls="ic-route-number"):
+            cv.circle(mx, my, 8, fill=_MARK, stroke="white", width=1.2)
+            cv.text(mx, my + 1, str(i + 1), size=11, weight="bold", fill="white")
     # the cut's own line, where one straight line separates the halves
     if side is not None and kind not in ("two-level",):
         left = [P(r) for r in ranks if r in side]
@@ -397,5 +414,67 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
         for i, k in enumerate(kinds):
             road = ROADS[k]
             cv.line(10, y + 17 * i, 32, y + 17 * i, kind=k, width=4)
-            cv.text(38, y + 17 * i, f"{road.city} = {road.machine}", size=11, anchor="start")
+            cv.text(38, y + 17 * i, _fit(f"{road.city} = {road.machine}", W - 44, 11),
+                    size=11, anchor="start")
+    return cv.diagram()
+
+
+__all__ += ["topology_gallery"]
+
+
+def topology_gallery(maps, *, columns: int = 3, width: float = 900, cut: bool = True) -> Diagram:
+    """Several road maps side by side in one drawing, each with the route from
+    GPU 0 to the GPU farthest from it and its bisection cut.
+
+    Parameters
+    ----------
+    maps : dict
+        ``{name: topology}`` (the name is written above each map).
+    columns : int
+        Maps per row.
+    width : float
+        Width of the whole drawing, px.
+    cut : bool
+        Draw each map's bisection cut.
+
+    Examples
+    --------
+    >>> from course_lib import topology as T
+    >>> d = topology_gallery({"ring": T.ring_topology(6), "mesh": T.fully_connected_topology(4)})
+    >>> d.svg.count('class="ic-gpu"')
+    10
+    """
+    if not isinstance(maps, dict) or not maps:
+        raise TypeError(f"maps must be a non-empty dict of name -> topology, got {maps!r}")
+    columns = check_int(columns, "columns", minimum=1, maximum=6)
+    W = check_positive(width, "width")
+    if not 300 <= W <= 1400:
+        raise ValueError(f"width must lie in [300, 1400] px, got {width!r}")
+    cell_w = W / min(columns, len(maps))
+    if cell_w < 290:
+        raise ValueError(f"columns: {columns} maps in {W:g} px leaves {cell_w:.0f} px a map; "
+                         f"at least 290 px are needed (fewer columns or a wider width)")
+    parts, heights = [], []
+    for name, topo in maps.items():
+        if not isinstance(topo, nx.Graph):
+            raise TypeError(f"maps[{name!r}] must be a topology graph, got {type(topo).__name__}")
+        ranks = T.gpus(topo)
+        far = max(ranks, key=lambda r: (T.hops(topo, ranks[0], r), -r))
+        d = topology_map(topo, highlight_pair=(ranks[0], far), cut=cut, width=cell_w - 10)
+        svg = d.svg
+        h = float(svg.split('height="', 1)[1].split('"', 1)[0])
+        parts.append((str(name), svg, h))
+        heights.append(h)
+    rows = [parts[i:i + columns] for i in range(0, len(parts), columns)]
+    row_h = [max(p[2] for p in row) + 20 for row in rows]
+    cv = Canvas(W, sum(row_h) + 4, title="road maps: " + ", ".join(p[0] for p in parts))
+    y = 0.0
+    for row, rh in zip(rows, row_h):
+        for j, (name, svg, h) in enumerate(row):
+            x = j * cell_w
+            cv.text(x + 8, y + 10, name, size=13, anchor="start", weight="bold",
+                    cls="ic-map-name")
+            inner = svg.replace("<svg ", f'<svg x="{x + 4:.1f}" y="{y + 18:.1f}" ', 1)
+            cv.raw(inner)
+        y += rh
     return cv.diagram()

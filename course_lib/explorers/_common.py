@@ -64,5 +64,17 @@ def bw_formatter():
     return FuncFormatter(lambda v, _: format_bandwidth(v, digits=3))
 
 
-__all__ = ["COLOURS", "fast_layout", "no_minor_ticks", "loglog_axes", "bytes_formatter",
+def node_cluster(gpu, nodes=1, nic=None):
+    """The machine an explorer's drawing shows for ``gpu``: 8 GPUs on NVSwitch
+    (the model's peer-to-peer route uses all of a GPU's NVLinks, as through an
+    NVSwitch); a P100, which no NVSwitch system carries, as two GPUs joined by
+    all four of its links (the same assumption)."""
+    from ..clusters import cluster
+
+    if gpu == "P100":
+        return cluster(gpu, 2, nodes, "mesh", nic)
+    return cluster(gpu, 8, nodes, "nvswitch", nic)
+
+
+__all__ = ["COLOURS", "node_cluster", "fast_layout", "no_minor_ticks", "loglog_axes", "bytes_formatter",
            "time_formatter", "bw_formatter"]

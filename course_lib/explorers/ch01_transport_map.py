@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import analytic, hardware
+from .. import analytic, draw, hardware
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
-from ._common import COLOURS, loglog_axes
+from ._common import COLOURS, loglog_axes, node_cluster
 
 ROUTE_LABELS = [
     ("H2D: host -> GPU (PCIe)", "h2d"),
@@ -58,6 +58,8 @@ def compute(route, n_bytes, gpu, nic, distance_m, memory):
     t = analytic.route_transfer_time_s(n_bytes, route, **kw)
     return {"route": route, "n_bytes": n_bytes, "sizes_bytes": SIZES_BYTES,
             "times_s": times, "params": params, "time_s": t,
+            "cluster": node_cluster(gpu, nodes=2, nic=nic), "memory": memory,
+            "distance_m": distance_m,
             "effective_bw_bytes_per_s": analytic.algbw_bytes_per_s(n_bytes, t)
             if n_bytes > 0 else 0.0}
 
@@ -85,7 +87,15 @@ def readout(data):
             f"delivered {format_bandwidth(data['effective_bw_bytes_per_s'])}.")
 
 
+def diagram(data):
+    """The chosen route on the city map: the second city is drawn in full when the
+    route goes there (RDMA), summarised otherwise."""
+    return draw.city_map(data["cluster"], route=data["route"], n_bytes=data["n_bytes"],
+                         memory=data["memory"], distance_m=data["distance_m"],
+                         max_gpus=4, max_nodes=1, width=720)
+
+
 def explorer() -> Explorer:
     """The transport-map explorer of chapter 1."""
     return Explorer("Transport map: pick a route and a message size", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.8))
+                    compute, plot, readout, figsize=(7.2, 3.8), diagram=diagram)

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import analytic
+from .. import analytic, draw
 from ..units import format_bytes, format_time
 from ..widgets import Explorer
-from ._common import COLOURS, fast_layout, time_formatter
+from ._common import COLOURS, fast_layout, node_cluster, time_formatter
+
+#: The NIC of the RDMA route (the one ``route_parameters`` plans with by default).
+NIC = "NDR"
 
 CONTROLS = {
     "t_compute_s": {"type": "FloatLogSlider", "min": -4, "max": 1, "step": 0.25,
@@ -32,11 +35,13 @@ CONTROLS = {
 
 
 def compute(t_compute_s, n_bytes, gpu):
-    comm = {r: analytic.route_transfer_time_s(n_bytes, r, gpu=gpu)
+    comm = {r: analytic.route_transfer_time_s(n_bytes, r, gpu=gpu, nic=NIC)
             for r in analytic.ROUTES}
     util = {r: analytic.effective_utilisation(t_compute_s, t) for r, t in comm.items()}
     return {"t_compute_s": t_compute_s, "n_bytes": n_bytes, "gpu": gpu,
-            "t_comm_s": comm, "utilisation": util}
+            "t_comm_s": comm, "utilisation": util,
+            "slowest_route": min(util, key=util.get),
+            "cluster": node_cluster(gpu, nodes=2, nic=NIC)}
 
 
 def plot(data, fig):
@@ -72,7 +77,13 @@ def readout(data):
             f"{data['utilisation'][worst]:.0%} over {worst}.")
 
 
+def diagram(data):
+    """The route the factories wait longest for, on the city map."""
+    return draw.city_map(data["cluster"], route=data["slowest_route"],
+                         n_bytes=data["n_bytes"], max_gpus=4, max_nodes=1, width=720)
+
+
 def explorer() -> Explorer:
     """The utilisation explorer of chapter 1."""
     return Explorer("Effective utilisation: compute time against freight time",
-                    CONTROLS, compute, plot, readout, figsize=(7.2, 3.4))
+                    CONTROLS, compute, plot, readout, figsize=(7.2, 3.4), diagram=diagram)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import analytic, hardware
+from .. import analytic, draw, hardware
 from ..units import format_bandwidth
 from ..widgets import Explorer
-from ._common import bw_formatter, fast_layout
+from ._common import bw_formatter, fast_layout, node_cluster
 
 CONTROLS = {
     "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
@@ -58,7 +58,7 @@ def compute(gpu, links_used, both_directions):
             "per_link_per_dir_bytes_per_s": per_link,
             "selected_bw_bytes_per_s": sel, "both_directions": both_directions,
             "pcie_gen": g.pcie_gen, "pcie_bytes_per_s": pcie_sel,
-            "ratio_to_pcie": sel / pcie_sel}
+            "ratio_to_pcie": sel / pcie_sel, "cluster": node_cluster(g.name)}
 
 
 def _bar_values(data):
@@ -137,4 +137,12 @@ def readout(data):
 def explorer() -> Explorer:
     """The NVLink generation explorer of chapter 2."""
     return Explorer("NVLink generations: lanes x rate x links x duplex", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot)
+                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot,
+                    diagram=diagram)
+
+
+def diagram(data):
+    """The chosen GPU's node and the maglev between two of its factories,
+    carrying the links in use."""
+    return draw.city_map(data["cluster"], route="p2p-nvlink",
+                         nvlink_links=data["links_used"], width=720)

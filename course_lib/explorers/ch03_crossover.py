@@ -20,10 +20,10 @@ import math
 
 import numpy as np
 
-from .. import analytic, hardware
+from .. import analytic, draw, hardware
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
-from ._common import COLOURS, loglog_axes
+from ._common import COLOURS, loglog_axes, node_cluster
 
 SIZES_BYTES = np.logspace(2, 10, 33)
 
@@ -62,7 +62,7 @@ def compute(gpu, nvlink_links, n_bytes):
             "bw_ratio": nv["bw_bytes_per_s"] / (pc["bw_bytes_per_s"] / pc["legs"]),
             "half_bw_nvlink_bytes": analytic.half_bandwidth_bytes(
                 nv["latency_s"], nv["bw_bytes_per_s"]),
-            "nvlink_links": nvlink_links,
+            "nvlink_links": nvlink_links, "cluster": node_cluster(g.name),
             "note": (f"The {g.name} has {g.nvlink_links} NVLink links; using "
                      f"{nvlink_links}, not {asked}. " if asked > nvlink_links else "")}
 
@@ -147,7 +147,19 @@ def readout(data):
             f"{format_time(data['t_pcie_s'])} -- {faster} is fastest.")
 
 
+#: The three ways between two GPUs the drawing compares.
+DIAGRAM_ROUTES = ("p2p-nvlink", "p2p-pcie", "p2p-staged")
+
+
+def diagram(data):
+    """NVLink peer-to-peer, PCIe peer-to-peer and staging through host memory,
+    on the chosen GPU's node."""
+    return draw.city_map(data["cluster"], route=DIAGRAM_ROUTES, n_bytes=data["n_bytes"],
+                         nvlink_links=data["nvlink_links"],
+                         pair=(0, min(3, data["cluster"].gpus_per_node - 1)), width=720)
+
+
 def explorer() -> Explorer:
     """The PCIe/NVLink crossover explorer of chapter 3."""
     return Explorer("Arterial road or maglev? The crossover size", CONTROLS, compute,
-                    plot, readout, figsize=(7.2, 3.6), replot=replot)
+                    plot, readout, figsize=(7.2, 3.6), replot=replot, diagram=diagram)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import analytic, hardware
+from .. import analytic, draw, hardware
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
 from ._common import fast_layout, no_minor_ticks, time_formatter
@@ -123,7 +123,15 @@ def readout(data):
             f"bandwidth needs {format_bytes(data['half_bw_bytes'])} per copy.")
 
 
+def diagram(data):
+    """One copy's way from host memory to the GPU: straight from pinned pages,
+    or through the driver's locked staging buffer from pageable ones."""
+    return draw.copy_path(data["memory"], gpu=None, pcie_gen=data["pcie_gen"],
+                          measured=True, n_bytes=data["bytes_per_message"])
+
+
 def explorer() -> Explorer:
     """The batching explorer of chapter 4."""
     return Explorer("The freight fleet: N small trips or one big one", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot)
+                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot,
+                    diagram=diagram)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import analytic, hardware
+from .. import analytic, draw, hardware
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
 from ._common import bytes_formatter, fast_layout, no_minor_ticks, time_formatter
@@ -147,7 +147,17 @@ def readout(data):
             f"(the return trip too) sees {format_time(data['completion_s'])}.")
 
 
+def diagram(data):
+    """The chosen end points' way between two cities: through both kernels
+    (TCP) or around them (RDMA, into host or GPU memory)."""
+    kind, memory = draw.city.ENDPOINT_PATHS[data["endpoint"]]
+    return draw.network_path(kind, nic=data["nic"], memory=memory,
+                             distance_m=data["distance_m"], n_bytes=data["n_bytes"],
+                             endpoint=data["endpoint"])
+
+
 def explorer() -> Explorer:
     """The RDMA distance/rate explorer of chapter 5."""
     return Explorer("The high-speed rail: distance, port rate, end points", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot)
+                    compute, plot, readout, figsize=(7.2, 3.6), replot=replot,
+                    diagram=diagram)

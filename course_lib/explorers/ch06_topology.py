@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .. import topology
+from .. import draw, topology
 from ..units import format_bandwidth
 from ..widgets import Explorer
 from ._common import COLOURS, fast_layout
@@ -99,7 +99,7 @@ def compute(kind, n_gpus, source, count):
             "links": topology.link_count(topo),
             "physical_links": topology.link_count(topo, physical=True),
             "bisection_bytes_per_s": topology.bisection_bw_bytes_per_s(topo, exact),
-            "note": note}
+            "target": ranks[int(np.argmax(m[source]))], "note": note}
 
 
 # --- drawing (presentation only) ---------------------------------------------
@@ -199,7 +199,14 @@ def readout(data):
             f"bisection {format_bandwidth(data['bisection_bytes_per_s'])} per direction.")
 
 
+def diagram(data):
+    """The road map with the route to the farthest GPU and the bisection cut."""
+    return draw.topology_map(data["topo"], highlight_pair=(data["source"], data["target"]),
+                             hops_from=data["source"], count=data["count"],
+                             bisection=data["bisection_bytes_per_s"])
+
+
 def explorer() -> Explorer:
     """The topology explorer of chapter 6."""
     return Explorer("The road map: topologies and their hop counts", CONTROLS, compute,
-                    plot, readout, figsize=(6.6, 4.0))
+                    plot, readout, figsize=(6.6, 4.0), diagram=diagram)
