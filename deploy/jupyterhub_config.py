@@ -18,7 +18,7 @@
 #   auth       native: learners sign up, the instructor approves them at /hub/authorize
 #              shared: one workshop password for the learners the instructor added
 #   instructor the hub's admin; their server has nbgrader's formgrader on the
-#              course directory <state>/course; learners' servers do not
+#              course directory ~instructor/course; learners' servers do not
 #   exchange   <state>/exchange, nbgrader's exchange shared by all course users
 #   culler     jupyterhub-idle-culler stops idle servers
 #   API        a service token in <state>/hub/api_token (root only) for the course's
@@ -35,17 +35,18 @@ from course_lib.apps import hub  # noqa: E402
 
 c = get_config()  # noqa: F821  (traitlets provides it when it loads this file)
 
-paths = hub.HubPaths(os.environ.get("INTERCONNECT_HUB_STATE", hub.DEFAULT_STATE_DIR))
-hub.prepare_state(paths)
+_state = os.environ.get("INTERCONNECT_HUB_STATE", hub.DEFAULT_STATE_DIR)
 try:
-    with open(paths.settings_file, encoding="utf-8") as fh:
+    with open(hub.HubPaths(_state).settings_file, encoding="utf-8") as fh:
         settings = json.load(fh)
 except OSError:
     settings = {}
+paths = hub.HubPaths(_state, settings.get("instructor", hub.DEFAULT_INSTRUCTOR))
+hub.prepare_state(paths)
 ip = settings.get("ip", "0.0.0.0")
 port = int(settings.get("port", 8000))
 auth = settings.get("auth", "native")
-instructor = settings.get("instructor", hub.DEFAULT_INSTRUCTOR)
+instructor = paths.instructor
 mem_limit = settings.get("mem_limit", hub.parse_size("2G"))
 cpu_limit = settings.get("cpu_limit", 1.0)
 cull_idle_s = int(settings.get("cull_idle_s", 3600))

@@ -29,8 +29,10 @@ Everything the hub keeps lives in one state folder (default
 
     hub/          root only: hub database, cookie secret, API token, passwords, logs
     exchange/     nbgrader's exchange (mode 1777), shared by every course user
-    course/       the instructor's nbgrader course directory (gradebook, submissions)
     config/       the learners' and the instructor's Jupyter configuration
+
+and the instructor's nbgrader course directory (gradebook, submissions) is
+``~instructor/course``, inside their server's root as the formgrader requires.
 
 This module is an app (``course_lib.apps``): nothing in the library imports it,
 and it imports nothing from the library's models.  It does not import
@@ -133,23 +135,35 @@ def valid_username(name) -> str:
 class HubPaths:
     """Where the hub keeps its state (see the module's docstring).
 
-    >>> p = HubPaths("/srv/ic")
+    The instructor's course directory is ``~instructor/course``: nbgrader's
+    formgrader works only on a course directory inside the server's root.
+
+    >>> p = HubPaths("/srv/ic", instructor="ict-nobody")
     >>> p.exchange, p.course, p.token_file
-    ('/srv/ic/exchange', '/srv/ic/course', '/srv/ic/hub/api_token')
+    ('/srv/ic/exchange', '/home/ict-nobody/course', '/srv/ic/hub/api_token')
     """
 
     state_dir: str = DEFAULT_STATE_DIR
+    instructor: str = DEFAULT_INSTRUCTOR
 
     def __post_init__(self):
         if not isinstance(self.state_dir, str) or not os.path.isabs(self.state_dir):
             raise ValueError(f"state_dir must be an absolute path, not {self.state_dir!r}")
+        valid_username(self.instructor)
 
     def _p(self, *parts) -> str:
         return os.path.join(self.state_dir, *parts)
 
     hub = property(lambda self: self._p("hub"))
     exchange = property(lambda self: self._p("exchange"))
-    course = property(lambda self: self._p("course"))
+
+    @property
+    def course(self) -> str:
+        try:
+            home = pwd.getpwnam(self.instructor).pw_dir
+        except KeyError:
+            home = os.path.join("/home", self.instructor)
+        return os.path.join(home, "course")
     config = property(lambda self: self._p("config"))
     stage = property(lambda self: self._p("hub", "stage"))
     token_file = property(lambda self: self._p("hub", "api_token"))
@@ -518,7 +532,8 @@ def _settings(a) -> dict:
         raise UsageError("--ssl-cert and --ssl-key go together")
     return {"ip": a.ip, "port": a.port, "auth": a.auth, "instructor": a.instructor,
             "mem_limit": mem, "cpu_limit": a.cpu_limit, "cull_idle_s": a.cull_idle,
-            "ssl_cert": a.ssl_cert or "", "ssl_key": a.ssl_key or ""}
+            "ssl_cert": a.ssl_cert or "", "ssl_key": a.ssl_key or "",
+            "assignments": list(a.assignments or [])}
 
 
 def hub_env(paths: HubPaths) -> dict:
@@ -546,7 +561,7 @@ def url_of(settings: dict) -> str:
     return f"{scheme}://{host}:{settings['port']}"
 
 
-def prepare_course(paths: HubPaths) -> None:
+def prepare_course(paths: HubPaths, assignments=()) -> None:
     """The instructor's nbgrader course directory, made with the course's pipeline.
 
     ``python -m autograder --course DIR release --check`` creates the directory,
@@ -555,16 +570,18 @@ def prepare_course(paths: HubPaths) -> None:
     hub's shared exchange (a link).
     """
     os.makedirs(paths.course, exist_ok=True)
+    entry = pwd.getpwnam(paths.instructor)
     link = os.path.join(paths.course, "exchange")
     if not os.path.islink(link):
         if os.path.isdir(link):
             shutil.rmtree(link)
         os.symlink(paths.exchange, link)
     proc = subprocess.run([sys.executable, "-m", "autograder", "--course", paths.course,
-                           "release", "--check"], cwd=REPO, capture_output=True, text=True,
+                           "release", "--check", *assignments], cwd=REPO, capture_output=True, text=True,
                           env=hub_env(paths))
     if proc.returncode not in (0, 1):  # 1: the checkout's exercises/ is stale; still generated
         raise RuntimeError("autograder release --check failed:\n" + proc.stdout + proc.stderr)
+    _chown_tree(paths.course, entry.pw_uid, entry.pw_gid)
 
 
 def start(paths: HubPaths, settings: dict, wait_s: float = 90.0) -> str:
@@ -580,7 +597,8 @@ def start(paths: HubPaths, settings: dict, wait_s: float = 90.0) -> str:
                            f"(pid {_hub_pid(paths)}); stop it with `make hub-stop`")
     prepare_state(paths)
     _write(paths.settings_file, json.dumps(settings, indent=1) + "\n", 0o600)
-    prepare_course(paths)
+    prepare_user(paths.instructor, "instructor", paths)   # the course directory is in ~
+    prepare_course(paths, settings.get("assignments") or ())
     api_token(paths)
     if settings["auth"] == "shared":
         workshop_passwords(paths)
@@ -694,8 +712,7 @@ def _load_settings(paths: HubPaths) -> dict:
 
 def release(paths: HubPaths, assignment: str) -> subprocess.CompletedProcess:
     """``nbgrader release_assignment`` as the instructor, in the hub's course directory."""
-    settings = _load_settings(paths)
-    return run_as(paths, settings["instructor"],
+    return run_as(paths, paths.instructor,
                   ["sh", "-c", f"cd {paths.course} && exec nbgrader release_assignment "
                                f"--force {_quote(assignment)}"], role="instructor")
 
@@ -713,7 +730,6 @@ def grade(paths: HubPaths, assignment: str) -> list[subprocess.CompletedProcess]
     directory is handed back to the instructor afterwards (the formgrader
     writes to the gradebook).
     """
-    settings = _load_settings(paths)
     out = []
     for verb in (["collect", assignment, "--exchange"], ["autograde", assignment],
                  ["feedback", assignment]):
@@ -723,7 +739,7 @@ def grade(paths: HubPaths, assignment: str) -> list[subprocess.CompletedProcess]
         out.append(proc)
         if proc.returncode not in (0, 3):  # 3: some submission needs a human
             break
-    entry = pwd.getpwnam(settings["instructor"])
+    entry = pwd.getpwnam(paths.instructor)
     _chown_tree(paths.course, entry.pw_uid, entry.pw_gid)
     return out
 
@@ -750,6 +766,8 @@ def add_arguments(parser) -> None:
                    help="stop servers idle this many seconds (default %(default)s)")
     p.add_argument("--ssl-cert", default="", help="TLS certificate (PEM) for HTTPS")
     p.add_argument("--ssl-key", default="", help="TLS key (PEM) for HTTPS")
+    p.add_argument("--assignments", nargs="+", default=None, metavar="NAME",
+                   help="generate only these assignments for release (default: all)")
     p = sub.add_parser("stop", help="stop the hub and every process of the course's users")
     p.add_argument("--purge", action="store_true",
                    help="also delete the course's Unix users, their homes and the state folder")
@@ -769,7 +787,12 @@ def add_arguments(parser) -> None:
 
 def _command(a) -> int:
     try:
-        paths = HubPaths(os.path.abspath(a.state_dir))
+        state = os.path.abspath(a.state_dir)
+        if a.action == "start":
+            paths = HubPaths(state, a.instructor)
+        else:
+            paths = HubPaths(state, _load_settings(HubPaths(state))["instructor"]) \
+                if os.path.exists(HubPaths(state).settings_file) else HubPaths(state)
         if a.action == "start":
             settings = _settings(a)
             url = start(paths, settings)

@@ -55,7 +55,7 @@ class CourseSpawner(LocalProcessSpawner):
         return None
 
     def _paths(self) -> hub.HubPaths:
-        return hub.HubPaths(self.state_dir)
+        return hub.HubPaths(self.state_dir, self.instructor)
 
     def get_env(self):
         env = super().get_env()
