@@ -78,6 +78,7 @@ def exporter():
 
     return SlidesExporter(
         reveal_url_prefix="reveal.js",
+        reveal_theme="white",  # its fonts ship with reveal.js ("simple" loads web fonts)
         reveal_scroll=True,          # long cells (the summaries) scroll inside the slide
         reveal_number="c/t",
         require_js_url="lib/require.js",

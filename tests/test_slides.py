@@ -113,8 +113,11 @@ def deck_server(tmp_path_factory):
     out = tmp_path_factory.mktemp("slides")
     results = build_slides.build(REPO / "notebooks", out, only=["01"])
     assert [r[2] for r in results] == [""], results
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
-    handler.log_message = lambda *a, **k: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(out))
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -140,17 +143,19 @@ def test_a_deck_steps_through_its_slides_offline(deck_server):
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             page.on("request", lambda r: requests.append(r.url))
             page.goto(f"{url}/{deck.name}", wait_until="load", timeout=60_000)
-            page.wait_for_function("() => window.Reveal && Reveal.isReady && Reveal.isReady()",
+            # reveal.js is loaded as an AMD module (require.js): read its state from the DOM
+            page.wait_for_function("() => !!document.querySelector('.reveal.ready')",
                                    timeout=60_000)
-            total = page.evaluate("() => Reveal.getHorizontalSlides().length")
-            seen = [page.evaluate("() => Reveal.getIndices().h")]
-            titles = [page.evaluate("() => Reveal.getCurrentSlide().textContent.trim()")]
+            sections = "[...document.querySelectorAll('.reveal .slides > section')]"
+            here = f"() => {sections}.findIndex(s => s.classList.contains('present'))"
+            total = page.evaluate(f"() => {sections}.length")
+            seen = [page.evaluate(here)]
+            titles = [page.evaluate(f"() => {sections}[{seen[-1]}].textContent.trim()")]
             for _ in range(3):
                 page.locator("body").press("ArrowRight")
-                page.wait_for_function("h => Reveal.getIndices().h > h", arg=seen[-1],
-                                       timeout=10_000)
-                seen.append(page.evaluate("() => Reveal.getIndices().h"))
-                titles.append(page.evaluate("() => Reveal.getCurrentSlide().textContent.trim()"))
+                page.wait_for_function(f"h => ({here})() > h", arg=seen[-1], timeout=10_000)
+                seen.append(page.evaluate(here))
+                titles.append(page.evaluate(f"() => {sections}[{seen[-1]}].textContent.trim()"))
             mathjax = page.evaluate("() => !!window.MathJax")
         finally:
             browser.close()
