@@ -285,6 +285,12 @@ def _round_trip(hub, run):
     assert status == 200 and isinstance(out, dict) and out.get("success"), (status, out)
     run["formgrader"] = {n: hub.as_user(n, "GET", "/formgrader/api/status")[0]
                          for n in (INSTRUCTOR, "ict-ada")}
+    run["lab_disabled"] = {}
+    for name in (INSTRUCTOR, "ict-ada"):       # the plugins JupyterLab leaves out
+        status, page = hub.as_user(name, "GET", "/lab")
+        data = re.search(r'id="jupyter-config-data"[^>]*>(.*?)</script>', page, re.S)
+        assert status == 200 and data, (name, status)
+        run["lab_disabled"][name] = set(json.loads(data.group(1)).get("disabledExtensions", []))
 
     lap("release")
     # -- learners: list, fetch, work, submit -----------------------------------------
@@ -380,6 +386,10 @@ def test_users_made_through_the_rest_api_are_unix_users_with_the_course(hub_run)
 def test_formgrader_is_the_instructors_only(hub_run):
     assert hub_run["formgrader"][INSTRUCTOR] == 200
     assert hub_run["formgrader"]["ict-ada"] == 404
+    learner, teacher = hub_run["lab_disabled"]["ict-ada"], hub_run["lab_disabled"][INSTRUCTOR]
+    for plugin in ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"):
+        assert plugin in learner and plugin not in teacher, plugin
+    assert "@jupyter/nbgrader:assignment-list" not in learner
 
 
 def test_learners_see_the_release_and_fetch_it_without_answers(hub_run):
