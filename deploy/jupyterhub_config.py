@@ -14,7 +14,7 @@
 #   users      each learner is a Unix user (group interconnect-city) with their own
 #              JupyterLab server (CourseSpawner: LocalProcessSpawner fenced in a
 #              private mount namespace with per-user cgroups), and a copy of the
-#              chapters in ~/chapters/ made at the first login
+#              chapters in ~/chapters/ made at the first login (deploy/course_spawner.py)
 #   auth       native: learners sign up, the instructor approves them at /hub/authorize
 #              shared: one workshop password for the learners the instructor added
 #   instructor the hub's admin; their server has nbgrader's formgrader on the
@@ -27,9 +27,11 @@ import json
 import os
 import sys
 
-_repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _repo not in sys.path:
-    sys.path.insert(0, _repo)
+_deploy = os.path.dirname(os.path.abspath(__file__))
+_repo = os.path.dirname(_deploy)
+for _p in (_repo, _deploy):          # course_lib, and course_spawner.py beside this file
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
 
 from course_lib.apps import hub  # noqa: E402
 
@@ -93,7 +95,7 @@ else:
         os.path.join(os.path.dirname(__import__("nativeauthenticator").__file__), "templates")]
 
 # --- each user's server -----------------------------------------------------------
-c.JupyterHub.spawner_class = "course_lib.apps.hub_spawner.CourseSpawner"
+c.JupyterHub.spawner_class = "course_spawner.CourseSpawner"   # deploy/course_spawner.py
 c.CourseSpawner.state_dir = paths.state_dir
 c.CourseSpawner.instructor = instructor
 c.Spawner.notebook_dir = "~"

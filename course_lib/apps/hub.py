@@ -36,7 +36,7 @@ and the instructor's nbgrader course directory (gradebook, submissions) is
 
 This module is an app (``course_lib.apps``): nothing in the library imports it,
 and it imports nothing from the library's models.  It does not import
-JupyterHub either (:mod:`course_lib.apps.hub_spawner` does), so that ``--help``
+JupyterHub either (``deploy/course_spawner.py`` does), so that ``--help``
 works anywhere.
 """
 

@@ -1,6 +1,6 @@
 """Become one course user's single-user server (run by the hub, as root).
 
-The hub's spawner (:class:`course_lib.apps.hub_spawner.CourseSpawner`) starts
+The hub's spawner, ``CourseSpawner`` in ``deploy/course_spawner.py``, starts
 
 ``unshare --mount --propagation private -- PYTHON -I -S hub_launch.py SPEC -- CMD...``
 

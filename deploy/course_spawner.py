@@ -20,7 +20,8 @@ selects it):
 * on stop, every process still running as the user is ended and the cgroups
   are removed.
 
-This module imports JupyterHub; only the hub's configuration imports it.
+It lives beside the hub's configuration, not in ``course_lib``, because it
+imports JupyterHub (the ``hub`` extra), which the course library does not need.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import sys
 from jupyterhub.spawner import LocalProcessSpawner
 from traitlets import Unicode, default
 
-from . import hub
+from course_lib.apps import hub
 
 __all__ = ["CourseSpawner"]
 
