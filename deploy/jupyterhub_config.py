@@ -102,8 +102,8 @@ c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = f"/lab/tree/{hub.COURSE_FOLDER}/00_start_here.ipynb"
 c.Spawner.mem_limit = mem_limit          # a cgroup per user, where cgroups are writable
 c.Spawner.cpu_limit = cpu_limit
-c.Spawner.start_timeout = 120            # 20 learners at once on 2 cores take a while
-c.Spawner.http_timeout = 120
+c.Spawner.start_timeout = 300            # 20 first logins at once on 2 cores take minutes
+c.Spawner.http_timeout = 300
 c.Spawner.environment = {"LANG": "C.UTF-8"}
 
 # --- services: the course's admin token and the idle culler -----------------------
