@@ -145,18 +145,24 @@ def run(n: int, prefix: str = "icb") -> dict:
             raise SystemExit(f"Unix user {name} exists already; remove it first")
         except KeyError:
             pass
+    t_start = time.perf_counter()
     proc = _cli(state, "start", "--ip", "127.0.0.1", "--port", str(port), "--auth", "shared",
                 "--instructor", f"{prefix}-teacher", "--mem-limit", "none",
                 "--assignments", "ring_allreduce")
     if proc.returncode != 0:
         _cli(state, "stop", "--purge")
         raise SystemExit("hub start failed:\n" + proc.stdout + proc.stderr)
+    start_s = time.perf_counter() - t_start
     token = open(os.path.join(state, "hub", "api_token")).read().strip()
     try:
         _call(url, token, "POST", "/hub/api/users", {"usernames": names})
+        # every request at once: the hub answers each within 10 s (202 while starting)
+        from concurrent.futures import ThreadPoolExecutor
+
         t0 = time.perf_counter()
-        for name in names:              # every request within the same second
-            _call(url, token, "POST", f"/hub/api/users/{name}/server")
+        with ThreadPoolExecutor(max_workers=n) as pool:
+            list(pool.map(lambda nm: _call(url, token, "POST", f"/hub/api/users/{nm}/server"),
+                          names))
         ready_at, deadline = {}, t0 + 900
         while len(ready_at) < n and time.perf_counter() < deadline:
             for user in _call(url, token, "GET", "/hub/api/users"):
@@ -186,7 +192,7 @@ def run(n: int, prefix: str = "icb") -> dict:
     finally:
         stop = _cli(state, "stop", "--purge")
     times = sorted(ready_at.values())
-    return {"learners": n, "cpus": os.cpu_count(),
+    return {"learners": n, "cpus": os.cpu_count(), "hub_start_s": start_s,
             "all_ready_s": times[-1], "median_ready_s": statistics.median(times),
             "p90_ready_s": times[int(0.9 * (n - 1))],
             "server_rss_median": statistics.median(server_rss), "server_rss_max": max(server_rss),
@@ -214,20 +220,24 @@ def main(argv=None) -> int:
     mb = 1e6
     print(f"## {r['learners']} learners spawning at once ({r['cpus']} CPUs)\n")
     print("| measure | value |\n|---|---:|")
+    print(f"| hub start (`hub start`: course directory, hub, proxy) | {r['hub_start_s']:.1f} s |")
     print(f"| time to all servers ready | {r['all_ready_s']:.1f} s |")
     print(f"| per learner: median / 90th percentile | {r['median_ready_s']:.1f} s / "
           f"{r['p90_ready_s']:.1f} s |")
     print(f"| single-user server RSS: median / max | {r['server_rss_median'] / mb:.0f} MB / "
           f"{r['server_rss_max'] / mb:.0f} MB |")
     print(f"| idle kernel RSS (median) | {r['idle_kernel_rss_median'] / mb:.0f} MB |")
-    print(f"| a chapter's kernel, peak RSS (chapters 0, 4, 7) | {r['kernel_peak_rss'] / mb:.0f} MB |")
+    print(f"| a chapter's kernel, peak RSS (chapters 0, 4, 7) | "
+          f"{r['kernel_peak_rss'] / mb:.0f} MB |")
     print(f"| hub + proxy + culler RSS | {r['hub_rss'] / mb:.0f} MB |")
     print(f"| per learner (server max + chapter kernel peak) | {per_learner / mb:.0f} MB |")
     print(f"\n## Class size (memory; {a.reserve_gb:g} GB kept for the system and the hub)\n")
     print("| machine memory | learners |\n|---:|---:|")
     for gb in a.machine_gb:
         print(f"| {gb:g} GB | {class_size(gb, per_learner, a.reserve_gb)} |")
-    print(f"\nstopped and cleaned up: {r['stopped']}")
+    load = os.getloadavg()
+    print(f"\nstopped and cleaned up: {r['stopped']}; load average at the end "
+          f"{load[0]:.1f} (other work on the machine slows every figure above)")
     if a.json:
         Path(a.json).write_text(json.dumps(r, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -93,8 +93,9 @@ def exporter():
     )
 
 
-MERMAID_STANDIN = """// Written by scripts/build_slides.py. The chapters draw no Mermaid diagrams, so the
-// decks need no Mermaid: this module stands in for the CDN copy nbconvert's template imports.
+MERMAID_STANDIN = """// Written by scripts/build_slides.py. The chapters draw no Mermaid diagrams,
+// so the decks need no Mermaid: this module stands in for the CDN copy that
+// nbconvert's template imports.
 export default { initialize() {}, run() {} };
 """
 
