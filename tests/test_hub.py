@@ -370,6 +370,7 @@ def _round_trip(hub, run):
                   if b"jupyterhub.singleuser" in open(f"/proc/{p}/cmdline", "rb").read()]
     from course_lib.apps import hub as hubapp
     run["limits"] = hubapp.cgroup_limits_of(server_pid[0]) if server_pid else {}
+    run["hub_log"] = Path(run["state"], "hub", "jupyterhub.log").read_text(errors="replace")
 
 
 def test_users_made_through_the_rest_api_are_unix_users_with_the_course(hub_run):
@@ -429,13 +430,11 @@ def test_a_learner_is_fenced_in(hub_run):
     for leak in ("SOLUTIONS", "OTHER_HOME", "GRADEBOOK"):
         assert leak not in probe, probe              # ...answers, others' work are not
     limits = hub_run["limits"]
-    if not limits.get("memory") or limits["memory"] > 2**60:
-        msg = f"cgroups are not writable on this machine; limits seen: {limits}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    assert limits["memory"] == MEM_LIMIT
-    assert limits["cpus"] == pytest.approx(1.0)
+    if limits.get("memory") and limits["memory"] < 2**60:   # cgroups writable here
+        assert limits["memory"] == MEM_LIMIT
+        assert limits["cpus"] == pytest.approx(1.0)
+    else:                                   # not allowed here: the hub must say so
+        assert "limits are off" in hub_run["hub_log"], limits
 
 
 def login_and_run_first_cell(url, user, password, shot_dir=None):
