@@ -7,6 +7,7 @@ lab       run a measurement lab (pageable, batching, kernel-bypass, allreduce, g
 doctor    check this machine's set-up for the course, with a fix for each problem
 catalog   print the hardware catalog with directions and sources
 site      build the static HTML edition: every chapter executed, plus an index
+hub       run the course on a JupyterHub for a workshop (start, stop, add-users, grade)
 
 ``python -m course_lib COMMAND --help`` lists a command's options.  Exit
 codes: 0 done; 1 the command ran and found a problem (a lab failed, the
