@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 PORT   ?= 8888
 LAB_ARGS ?=
 
-.PHONY: lab test setup browser openmpi site clean-venv release autograde doctor bench
+.PHONY: lab test setup browser openmpi site clean-venv release autograde doctor bench node hub hub-stop slides
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed (nbgrader 0.9.6); found " + sys.version.split()[0]' \
@@ -17,6 +17,11 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[course,test]"
+	touch $@
+
+# The workshop hub (JupyterHub and its services): `make test` and `make hub` add it.
+$(VENV)/.hub-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -e ".[course,test,hub]"
 	touch $@
 
 setup: $(VENV)/.installed  ## create .venv and install everything
@@ -30,7 +35,10 @@ browser:  ## Debian's chromium for the real-browser tests (needs root and apt-ge
 openmpi:  ## Debian's Open MPI, to test the MPI lab under Open MPI too (needs root and apt-get)
 	@bash scripts/ensure_openmpi.sh
 
-test: setup browser openmpi  ## run the whole test suite
+node:  ## Node.js and deploy/'s npm packages: the hub's proxy, reveal.js for the slides
+	@bash scripts/ensure_node.sh
+
+test: setup $(VENV)/.hub-installed browser openmpi node  ## run the whole test suite
 	$(PY) -m pytest
 
 doctor: setup  ## is this machine ready for the course?
@@ -45,6 +53,17 @@ autograde: setup  ## collect an LMS zip, autograde, feedback, grades.csv: make a
 
 bench: setup  ## benchmarks (speed, memory, calibration error)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+HUB_STATE ?= /srv/interconnect-city
+HUB_ARGS ?=
+hub: $(VENV)/.hub-installed node  ## a JupyterHub for a workshop on this machine (root): make hub HUB_ARGS="--auth shared"
+	$(PY) -m course_lib hub --state-dir $(HUB_STATE) start $(HUB_ARGS)
+
+hub-stop:  ## stop the workshop hub and every learner's server (HUB_ARGS=--purge: delete the users too)
+	$(PY) -m course_lib hub --state-dir $(HUB_STATE) stop $(HUB_ARGS)
+
+slides: setup node  ## static reveal.js decks of every chapter in _slides/ (offline)
+	$(PY) scripts/build_slides.py _slides
 
 site: setup  ## static HTML edition with outputs in _site/
 	$(PY) -m course_lib site _site

@@ -8,6 +8,7 @@ lab       run a measurement lab (pageable, batching, kernel-bypass, allreduce, g
 doctor    check this machine's set-up for the course, with a fix for each problem
 catalog   print the hardware catalog with directions and sources
 site      build the static HTML edition: every chapter executed, plus an index
+hub       run the course on a JupyterHub for a workshop (start, stop, add-users, grade)
 
 ``python -m course_lib COMMAND --help`` lists a command's options.  Exit
 codes: 0 done; 1 the command ran and found a problem (a lab failed, the
@@ -44,7 +45,7 @@ __all__ = ["main", "build_parser", "parse_nccl_size", "format_table", "COMMANDS"
 
 PROG = "python -m course_lib"
 #: The commands, in the order ``--help`` lists them.
-COMMANDS = ("predict", "lab", "doctor", "catalog", "site")
+COMMANDS = ("predict", "lab", "doctor", "catalog", "site", "hub")
 
 _NCCL_SUFFIXES = {"k": 2**10, "m": 2**20, "g": 2**30}
 _NCCL_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kKmMgG])\s*")
@@ -487,11 +488,17 @@ def _add_site(sub) -> None:
     site.add_arguments(sub.add_parser("site", help=site.SUMMARY, description=site.DESCRIPTION))
 
 
+def _add_hub(sub) -> None:
+    from . import hub
+
+    hub.add_arguments(sub.add_parser("hub", help=hub.SUMMARY, description=hub.DESCRIPTION))
+
+
 # ---------------------------------------------------------------------------
 # the parser and the entry point
 # ---------------------------------------------------------------------------
 _ADDERS = {"predict": _add_predict, "lab": _add_lab, "doctor": _add_doctor,
-           "catalog": _add_catalog, "site": _add_site}
+           "catalog": _add_catalog, "site": _add_site, "hub": _add_hub}
 
 
 def build_parser(commands: Iterable[str] = COMMANDS) -> argparse.ArgumentParser:
