@@ -142,14 +142,17 @@ def _network_and_overheads(cluster, overheads, algorithm):
         if calibrated:
             net = Network.from_cluster(cluster, nvls=algorithm == "nvls",
                                        tree=algorithm == "tree")
+            # the constants the predictor plans with: a calibrated Cluster's
+            # launch, latency scale and slice where it carries them
             base = {"ring": nccl_tuning("ring_simple_base"),
                     "hierarchical": nccl_tuning("ring_simple_base"),
                     "direct": nccl_tuning("ring_simple_base"),
                     "tree": nccl_tuning("tree_simple_base"),
                     "nvls": calibration("nvls_latency_s")}[algorithm]
             ov = schedules.Overheads(
-                calibration("launch_s") + base,
-                calibration("chunk_bytes") if algorithm in ("ring", "hierarchical") else 0.0,
+                cluster.fitted("launch_s") + base * cluster.latency_scale,
+                cluster.fitted("chunk_bytes") if algorithm in ("ring", "hierarchical")
+                else 0.0,
                 algorithm == "nvls")
             return net, ov, cluster
         return Network(cluster.topology()), None, cluster
@@ -318,14 +321,14 @@ def _tree_fill_s(s, clu) -> float:
     and one network step (``Cluster.net_chunk_bytes``) per network level."""
     g, nodes = clu.gpus_per_node, clu.nodes
     levels = math.ceil(math.log2(nodes)) if nodes > 1 else 0
-    eff = calibration("simple_efficiency") * nccl_tuning("tree_efficiency")
+    eff = clu.fitted("simple_efficiency") * nccl_tuning("tree_efficiency")
     b_link = clu.intra_bw_bytes_per_s() * eff
     fill = 0.0
     if nodes > 1:
         b_net = clu.inter_bw_bytes_per_s() * eff
         b_link = min(b_link, b_net)
         fill = 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net
-    return fill + 2 * max(g - 1 + levels, 1) * min(calibration("chunk_bytes"),
+    return fill + 2 * max(g - 1 + levels, 1) * min(clu.fitted("chunk_bytes"),
                                                    s / clu.n_ranks) / b_link
 
 
@@ -333,8 +336,8 @@ def _hierarchical_fill_s(s, clu) -> float:
     """The two-level AllReduce's exposed slices (the predictor's fill): one
     per step inside the node and one per step over the rails."""
     g, nodes = clu.gpus_per_node, clu.nodes
-    c = calibration("chunk_bytes")
-    simple = calibration("simple_efficiency")
+    c = clu.fitted("chunk_bytes")
+    simple = clu.fitted("simple_efficiency")
     b_i = clu.intra_bw_bytes_per_s() * simple
     b_x = clu.inter_bw_bytes_per_s() / g * simple
     return (2 * (g - 1) * min(c, s / g) / b_i
@@ -411,7 +414,8 @@ def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
             raise ValueError(f"algorithm='nvls' needs H100 or later on NVSwitch; "
                              f"cluster has {clu.gpu} on {clu.fabric!r}")
         if ov is not None and chunks == 1:
-            piece = min(calibration("chunk_bytes"), s / n)
+            piece = min(clu.fitted("chunk_bytes") if clu is not None
+                        else calibration("chunk_bytes"), s / n)
             chunks = max(1, math.ceil(s / piece))
         schedules.in_switch(b, net, ranks, s, chunks, ov)
     elif algo == "hierarchical":
