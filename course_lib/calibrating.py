@@ -49,7 +49,11 @@ second set of multi-node runs to choose them on), so the figures are those of
 runs the *constants* never saw, not of runs the *method* never saw.
 Measured (``benchmarks/bench_calibrate.py``): other sizes of a run, median
 7.5 %, 90th percentile 27 %; other node counts, median 11 %, 90th
-percentile 22 %.  Chapter 7 ("Run it on your cluster").
+percentile 22 %.  The error is largest at 2-8 MiB (median 16 %), where
+the run's NCCL may switch algorithm at another size than the model does; the
+best of the model's candidates at every point would still leave a median of
+5 % and a 90th percentile of 18 % (``benchmarks/bench_calibrate.py``).
+Chapter 7 ("Run it on your cluster").
 
 The module is ``calibrating`` because ``course_lib.calibrate`` is the function
 (``cl.calibrate(cluster, rows)``), as ``clusters`` is to ``cl.cluster``.
