@@ -356,9 +356,10 @@ def test_explorer_loads_your_log_and_shows_the_fit():
 
 # --- the simulator plays a calibrated cluster as the predictor does ------------------
 #: Departures of every constant the simulator's overheads and roads read: a
-#: slower start-up, 3x the per-step latency, a larger slice, slower links.
+#: slower start-up, 3x the per-step latency, a larger slice cut in 3 pieces
+#: before it reaches its cap, slower links.
 _SIM_CAL = dict(launch_s=60e-6, launch_gpus=8, latency_scale=3.0, intra_scale=0.7,
-                chunk_bytes=8e6, simple_efficiency=0.9)
+                chunk_bytes=8e6, pipeline_pieces=3.0, simple_efficiency=0.9)
 _SIM_CASES = [("h100", dict(gpu="H100"), "ring"),
               ("h100", dict(gpu="H100"), "tree"),
               ("a100-mesh4", dict(gpu="A100", gpus_per_node=4, fabric="mesh"), "ring"),
@@ -394,6 +395,21 @@ def test_calibrated_simulation_tracks_its_prediction(name, kw, algo, size):
         assert sim.time_s == pytest.approx(t_pred, rel=0.05), (name, algo, x.calibrated)
         times.append(t_pred)
     assert times[1] > 1.2 * times[0]  # the calibration matters at every size
+
+
+@pytest.mark.parametrize("size", [64 * 2**20, 2**30])
+def test_calibrated_nvls_simulation_tracks_its_prediction(size):
+    """In-switch reduction, where the simulator agrees with the predictor from
+    spec (tests/test_sim.py: 64 MiB and up), agrees calibrated too."""
+    c = cl.cluster("H100")
+    k = dataclasses.replace(c, calibrated=Calibration(**_SIM_CAL))
+    times = []
+    for x in (c, k):
+        sim = cl.simulate_collective("allreduce", size, x, algorithm="nvls")
+        pred = cl.predict_collective("allreduce", size, x, algorithm="nvls")
+        assert sim.time_s == pytest.approx(pred.time_s, rel=0.05)
+        times.append(pred.time_s)
+    assert times[1] > 1.2 * times[0]
 
 
 def test_simulator_reads_a_real_calibration():

@@ -153,7 +153,7 @@ def _network_and_overheads(cluster, overheads, algorithm):
                 cluster.fitted("launch_s") + base * cluster.latency_scale,
                 cluster.fitted("chunk_bytes") if algorithm in ("ring", "hierarchical")
                 else 0.0,
-                algorithm == "nvls")
+                algorithm == "nvls", cluster.pipeline_pieces)
             return net, ov, cluster
         return Network(cluster.topology()), None, cluster
     if isinstance(cluster, nx.Graph):
@@ -323,13 +323,14 @@ def _tree_fill_s(s, clu) -> float:
     levels = math.ceil(math.log2(nodes)) if nodes > 1 else 0
     eff = clu.fitted("simple_efficiency") * nccl_tuning("tree_efficiency")
     b_link = clu.intra_bw_bytes_per_s() * eff
+    k = clu.pipeline_pieces
     fill = 0.0
     if nodes > 1:
         b_net = clu.inter_bw_bytes_per_s() * eff
         b_link = min(b_link, b_net)
-        fill = 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net
+        fill = 2 * levels * min(clu.net_chunk_bytes(), s / g / k) / b_net
     return fill + 2 * max(g - 1 + levels, 1) * min(clu.fitted("chunk_bytes"),
-                                                   s / clu.n_ranks) / b_link
+                                                   s / clu.n_ranks / k) / b_link
 
 
 def _hierarchical_fill_s(s, clu) -> float:
@@ -340,8 +341,9 @@ def _hierarchical_fill_s(s, clu) -> float:
     simple = clu.fitted("simple_efficiency")
     b_i = clu.intra_bw_bytes_per_s() * simple
     b_x = clu.inter_bw_bytes_per_s() / g * simple
-    return (2 * (g - 1) * min(c, s / g) / b_i
-            + 2 * (nodes - 1) * min(c, s / g / nodes) / b_x)
+    k = clu.pipeline_pieces
+    return (2 * (g - 1) * min(c, s / g / k) / b_i
+            + 2 * (nodes - 1) * min(c, s / g / nodes / k) / b_x)
 
 
 def _tree_pieces(s, clu, channels, chunks) -> int:
@@ -414,8 +416,7 @@ def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
             raise ValueError(f"algorithm='nvls' needs H100 or later on NVSwitch; "
                              f"cluster has {clu.gpu} on {clu.fabric!r}")
         if ov is not None and chunks == 1:
-            piece = min(clu.fitted("chunk_bytes") if clu is not None
-                        else calibration("chunk_bytes"), s / n)
+            piece = min(clu.fitted("chunk_bytes"), s / n / clu.pipeline_pieces)
             chunks = max(1, math.ceil(s / piece))
         schedules.in_switch(b, net, ranks, s, chunks, ov)
     elif algo == "hierarchical":
