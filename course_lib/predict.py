@@ -40,7 +40,10 @@ For each algorithm ``a`` and protocol ``p`` the time of a collective of
   ``c = CALIBRATION["chunk_bytes"]`` (fitted, 2 MB).  Small messages have
   small slices (no cost), large ones reach the cap ``c`` (a constant cost,
   negligible at GB sizes); in between (1-256 MB) it is what keeps busbw
-  well below its plateau, which a constant latency cannot do.
+  well below its plateau, which a constant latency cannot do.  A
+  calibrated Cluster may cut the share finer or coarser before the cap,
+  ``min(c, S/(n k))`` with ``k = Cluster.pipeline_pieces`` (1 from spec;
+  :mod:`course_lib.calibrating`).
 
 "auto" inside one node evaluates every (algorithm, protocol) the cluster
 allows and keeps the fastest by the terms above.
