@@ -15,6 +15,13 @@ targets (issue 22): sizes median <= 5 %, p90 <= 15 %; nodes median <= 10 %;
 ranges holding ~80 %.  Last, the 10-90 % band of measured/predicted over each
 split: what ``calibrating.HELDOUT_BANDS`` must hold.
 
+Then where the size split's error sits: pooled by size (signed median of
+predicted/measured - 1 and median |error| per factor-of-8 band), the split
+without the reporter-flagged run (#290), and the same points had the
+calibrated model picked, at each point, the (algorithm, protocol) candidate
+nearest the measurement -- the most a better algorithm choice could win with
+the fitted constants (a ceiling, not a method: it looks at the answer).
+
 Run: .venv/bin/python benchmarks/bench_calibrate.py
 """
 
@@ -51,6 +58,59 @@ def table(points, title):
     return lo, hi
 
 
+def by_size(points):
+    """Signed and absolute error of the size split, pooled per factor-of-8 band."""
+    print("\n== size split by size (all systems pooled) ==")
+    print(f"{'sizes':>22s} {'pts':>4s} {'signed med':>10s} {'|err| med':>9s}")
+    bands = {}
+    for p in points:
+        bands.setdefault(int(np.log2(p["n_bytes"]) // 3), []).append(1 / p["ratio"] - 1)
+    for b in sorted(bands):
+        e = np.array(bands[b])
+        print(f"{_size(2.0**(3 * b)):>9s} - {_size(2.0**(3 * b + 2)):>10s} {len(e):4d} "
+              f"{np.median(e):+10.1%} {np.median(np.abs(e)):9.1%}")
+
+
+def _size(s):
+    for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if s >= f:
+            return f"{s / f:g} {unit}"
+    return f"{s:g} B"
+
+
+def without_flagged(points, flag="#290"):
+    e = np.abs([1 / p["ratio"] - 1 for p in points if flag not in p["system"]])
+    print(f"size split without the reporter-flagged run ({flag}): {len(e)} points, "
+          f"median {np.median(e):.1%}, p90 {np.percentile(e, 90):.1%}")
+
+
+def best_candidate():
+    """Each held-out point of the size split with the candidate nearest the
+    measurement: the ceiling of what choosing the algorithm better could win."""
+    from course_lib.analytic import busbw_factor
+    from course_lib.clusters import cluster_from_spec
+    from course_lib.predict import predict_collective
+
+    errs = []
+    for (system, _src, nodes, spec, coll), n in C._runs().items():
+        if n < C.SIZE_SPLIT_MIN_SIZES:
+            continue
+        rows = [r for r in C.validation_run(system, nodes=nodes, collective=coll)
+                if r["cluster"] == C._split_launch(spec)[0]]
+        fit = C.nearest_sizes([r["n_bytes"] for r in rows], C.FIT_SIZES)
+        c = C.calibrate(cluster_from_spec(rows[0]["cluster"]),
+                        [r for r in rows if r["n_bytes"] in fit])
+        for r in rows:
+            if r["n_bytes"] in fit:
+                continue
+            p = predict_collective(coll, r["n_bytes"], c, launch_gpus=r["n_gpus_per_process"])
+            f = busbw_factor(coll, c.n_ranks) * r["n_bytes"]
+            errs.append(min(abs(f / t / r["busbw_bytes_per_s"] - 1)
+                            for t in p.candidates.values()))
+    print(f"size split, best candidate per point (ceiling of algorithm choice): "
+          f"median {np.median(errs):.1%}, p90 {np.percentile(errs, 90):.1%}")
+
+
 def main():
     t0 = time.perf_counter()
     sizes = C.holdout_points("sizes")
@@ -59,6 +119,9 @@ def main():
     t2 = time.perf_counter()
     table(sizes, "size split: fit ~4 sizes of a run, predict its other sizes")
     table(nodes, "node split: fit the 2-node run, predict other node counts")
+    by_size(sizes)
+    without_flagged(sizes)
+    best_candidate()
     print(f"\nHELDOUT_BANDS in course_lib/calibrating.py: {C.HELDOUT_BANDS}")
     print(f"time: size split {t1 - t0:.1f} s, node split {t2 - t1:.1f} s")
 

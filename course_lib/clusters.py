@@ -100,6 +100,13 @@ class Calibration:
     chunk_bytes, ll_efficiency, ll128_efficiency, simple_efficiency : float or None
         The pipeline slice (``CALIBRATION["chunk_bytes"]``) and the
         protocols' payload fractions.
+    pipeline_pieces : float
+        Pieces a rank's share is cut into before the slice reaches
+        ``chunk_bytes``: the exposed slice is ``min(chunk_bytes, share /
+        pipeline_pieces)`` (1 from spec: a ring step's share ``S/n`` is one
+        slice).  Above 1, NCCL cut mid-size messages finer (more channels,
+        smaller chunks) and exposed less; below 1, it ran them on fewer
+        channels and exposed more.
     algorithms : tuple of str or None
         The algorithms the run's NCCL used, where the fit found that only
         some of them explain it (as ``NCCL_ALGO`` or a tuner plugin would
@@ -125,6 +132,7 @@ class Calibration:
     ll_efficiency: float | None = None
     ll128_efficiency: float | None = None
     simple_efficiency: float | None = None
+    pipeline_pieces: float = 1.0
     algorithms: tuple | None = None
     busbw_range: tuple = (1.0, 1.0)
     what_if_range: tuple = (1.0, 1.0)
@@ -140,7 +148,7 @@ class Calibration:
             v = getattr(self, name)
             if v is not None:
                 out[name] = v
-        for name in ("latency_scale", "intra_scale"):
+        for name in ("latency_scale", "intra_scale", "pipeline_pieces"):
             if getattr(self, name) != 1.0:
                 out[name] = getattr(self, name)
         return out
@@ -193,6 +201,12 @@ class Cluster:
     def latency_scale(self) -> float:
         """Achieved / planned per-step latency (1 unless calibrated)."""
         return 1.0 if self.calibrated is None else self.calibrated.latency_scale
+
+    @property
+    def pipeline_pieces(self) -> float:
+        """Pieces a rank's share is cut into before the pipeline slice reaches
+        its cap (1 unless calibrated: :attr:`Calibration.pipeline_pieces`)."""
+        return 1.0 if self.calibrated is None else self.calibrated.pipeline_pieces
 
     @property
     def intra_scale(self) -> float:

@@ -40,7 +40,10 @@ For each algorithm ``a`` and protocol ``p`` the time of a collective of
   ``c = CALIBRATION["chunk_bytes"]`` (fitted, 2 MB).  Small messages have
   small slices (no cost), large ones reach the cap ``c`` (a constant cost,
   negligible at GB sizes); in between (1-256 MB) it is what keeps busbw
-  well below its plateau, which a constant latency cannot do.
+  well below its plateau, which a constant latency cannot do.  A
+  calibrated Cluster may cut the share finer or coarser before the cap,
+  ``min(c, S/(n k))`` with ``k = Cluster.pipeline_pieces`` (1 from spec;
+  :mod:`course_lib.calibrating`).
 
 "auto" inside one node evaluates every (algorithm, protocol) the cluster
 allows and keeps the fastest by the terms above.
@@ -253,13 +256,13 @@ def _ring(coll, s, clu, proto):
     transfer = wire / b
     if inter == 0 or coll in ("broadcast", "reduce"):
         # every step exposes one slice (and its hop latency) in turn
-        return base + hops, transfer, steps * min(c, slice_) / b, b
+        return base + hops, transfer, steps * min(c, slice_ / clu.pipeline_pieces) / b, b
     # Across nodes the hops differ.  A slice's way round the ring (its chain)
     # pays, per step, the hop's latency, its exposed slice and its transfer at
     # that hop's rate; the GPU that feeds a NIC is busy ``steps`` transfers at
     # the slower rate.  The ring takes the longer of the two: when the network
     # is much slower, the NVLink side's latencies and slices hide behind it.
-    e = min(c, slice_)
+    e = min(c, slice_ / clu.pipeline_pieces)
     t_i, t_x = slice_ / b_intra, slice_ / b
     chain = (steps - inter) * (lat_i + e / b_intra + t_i) + inter * (lat_x + e / b + t_x)
     queue = transfer + lat_x + e / b
@@ -311,10 +314,11 @@ def _tree(coll, s, clu, proto):
         + levels * _hop_time("tree", proto, "net"))) + 2 * levels * clu.net_hop_s()
     # each level of the (chain + tree) exposes one slice on the way up and one
     # on the way down; a slice is at most S/n, as on a ring
+    k = clu.pipeline_pieces
     fill = 2 * max(g - 1 + levels, 1) * min(clu.fitted("chunk_bytes"),
-                                            s / clu.n_ranks) / b_link
+                                            s / clu.n_ranks / k) / b_link
     if nodes > 1:  # and a network step at each level, up and down
-        fill += 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net
+        fill += 2 * levels * min(clu.net_chunk_bytes(), s / g / k) / b_net
     return lat, s / b_alg, fill, b_link
 
 
@@ -322,7 +326,7 @@ def _nvls_intra(coll, s, clu):
     n = clu.gpus_per_node
     b = clu.intra_bw_bytes_per_s() * calibration("nvls_efficiency")
     wire = s if coll == "allreduce" else (n - 1) / n * s
-    fill = 3 * min(clu.fitted("chunk_bytes"), s / n) / b
+    fill = 3 * min(clu.fitted("chunk_bytes"), s / n / clu.pipeline_pieces) / b
     return calibration("nvls_latency_s") * clu.latency_scale, wire / b, fill, b
 
 
@@ -339,8 +343,9 @@ def _nvls_tree(coll, s, clu):
     b = min(b_in, b_net / _net_traffic(nodes))
     lat = clu.latency_scale * (calibration("nvls_latency_s") + 2 * levels * nccl_tuning(
         "nvls_tree_simple_hop_net")) + 2 * levels * clu.net_hop_s()
-    fill = (3 * min(clu.fitted("chunk_bytes"), s / g) / b
-            + 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net)
+    k = clu.pipeline_pieces
+    fill = (3 * min(clu.fitted("chunk_bytes"), s / g / k) / b
+            + 2 * levels * min(clu.net_chunk_bytes(), s / g / k) / b_net)
     return lat, s / b, fill, b
 
 
@@ -359,14 +364,14 @@ def _hierarchical(coll, s, clu):
     b_i = _proto_bw(clu.intra_bw_bytes_per_s(), proto, clu)
     steps = 2 * (g - 1)
     lat_i = steps * _hop("ring", proto, clu.intra_link_kind) * clu.latency_scale
-    fill_i = steps * min(c, s / g) / b_i
+    fill_i = steps * min(c, s / g / clu.pipeline_pieces) / b_i
     # inter-node: g rails in parallel, each a ring over the nodes on S/g;
     # one rail gets nics_per_node/g of the node's network bandwidth
     b_x = _proto_bw(clu.inter_bw_bytes_per_s() / g, proto, clu)
     part = s / g
     steps_x = 2 * (nodes - 1)
     lat_x = steps_x * (_hop("ring", proto, "net") * clu.latency_scale + clu.net_hop_s())
-    fill_x = steps_x * min(c, part / nodes) / b_x
+    fill_x = steps_x * min(c, part / nodes / clu.pipeline_pieces) / b_x
     lat = nccl_tuning("ring_simple_base") * clu.latency_scale + lat_i + lat_x
     # the phases' bytes at these rates, pipelined: the slower road sets the time
     tr = hierarchical_allreduce_time_s(s, g, nodes, b_i, b_x)

@@ -352,3 +352,104 @@ def test_explorer_loads_your_log_and_shows_the_fit():
     spec = ex.update(fit="from spec")
     assert spec["model"].calibrated is None and spec["n_fitted"] == 0
     assert d["median_error_unfitted"] < spec["median_error"]
+
+
+# --- the simulator plays a calibrated cluster as the predictor does ------------------
+#: Departures of every constant the simulator's overheads and roads read: a
+#: slower start-up, 3x the per-step latency, a larger slice cut in 3 pieces
+#: before it reaches its cap, slower links.
+_SIM_CAL = dict(launch_s=60e-6, launch_gpus=8, latency_scale=3.0, intra_scale=0.7,
+                chunk_bytes=8e6, pipeline_pieces=3.0, simple_efficiency=0.9)
+_SIM_CASES = [("h100", dict(gpu="H100"), "ring"),
+              ("h100", dict(gpu="H100"), "tree"),
+              ("a100-mesh4", dict(gpu="A100", gpus_per_node=4, fabric="mesh"), "ring"),
+              ("a100-pcie4", dict(gpu="A100", gpus_per_node=4, fabric="pcie"), "ring"),
+              ("h100x2-ndr", dict(gpu="H100", nodes=2, nic="NDR"), "ring"),
+              ("h100x2-ndr", dict(gpu="H100", nodes=2, nic="NDR"), "tree"),
+              ("h100x2-ndr", dict(gpu="H100", nodes=2, nic="NDR"), "hierarchical"),
+              ("p4d-efa", dict(gpu="A100", nodes=4, nic="EFA-100", nics_per_node=4), "ring")]
+
+
+@pytest.mark.parametrize("size", [64 * 1024, 2**20, 16 * 2**20, 2**30])
+@pytest.mark.parametrize("name, kw, algo", _SIM_CASES,
+                         ids=[f"{n}-{a}" for n, _, a in _SIM_CASES])
+def test_calibrated_simulation_tracks_its_prediction(name, kw, algo, size):
+    """A calibrated Cluster's simulated time tracks its own prediction within the
+    5 % the uncalibrated one does (tests/test_sim_predict_agreement.py), while
+    the calibration moves the prediction well beyond that."""
+    c = cl.cluster(**kw)
+    cal = dict(_SIM_CAL)
+    if c.nic is not None:
+        cal["nic_bytes_per_s"] = 0.6 * c.nic_bw_bytes_per_s()
+        cal["net_step_bytes_per_nic"] = 0.25 * c.net_chunk_bytes() / c.nics_per_node
+    k = dataclasses.replace(c, calibrated=Calibration(**cal))
+    key = "hierarchical/simple" if algo == "hierarchical" else f"{algo}/simple"
+    times = []
+    for x in (c, k):
+        trace = algo == "ring" and x.nodes == 1 and x.fabric == "nvswitch"
+        sim = cl.simulate_collective("allreduce", size, x, algorithm=algo,
+                                     trace=not trace)
+        pred = cl.predict_collective("allreduce", size, x, algorithm=algo)
+        t_pred = pred.candidates.get(key, pred.time_s) if algo != "hierarchical" \
+            else pred.time_s
+        assert sim.time_s == pytest.approx(t_pred, rel=0.05), (name, algo, x.calibrated)
+        times.append(t_pred)
+    assert times[1] > 1.2 * times[0]  # the calibration matters at every size
+
+
+@pytest.mark.parametrize("size", [64 * 2**20, 2**30])
+def test_calibrated_nvls_simulation_tracks_its_prediction(size):
+    """In-switch reduction, where the simulator agrees with the predictor from
+    spec (tests/test_sim.py: 64 MiB and up), agrees calibrated too."""
+    c = cl.cluster("H100")
+    k = dataclasses.replace(c, calibrated=Calibration(**_SIM_CAL))
+    times = []
+    for x in (c, k):
+        sim = cl.simulate_collective("allreduce", size, x, algorithm="nvls")
+        pred = cl.predict_collective("allreduce", size, x, algorithm="nvls")
+        assert sim.time_s == pytest.approx(pred.time_s, rel=0.05)
+        times.append(pred.time_s)
+    assert times[1] > 1.2 * times[0]
+
+
+def test_simulator_reads_a_real_calibration():
+    """Calibrated on a public 2-node H100 run, the simulated ring and tree keep
+    within 5 % of the calibrated prediction from 64 KiB to 1 GiB."""
+    rows = C.validation_run("gj-aion", nodes=2)
+    k = C.calibrate(cl.cluster(**H100_2), rows)
+    assert abs(math.log(k.latency_scale)) > 0.05 or k.calibrated.launch_s is not None
+    for algo in ("ring", "tree"):
+        for size in (64 * 1024, 2**24, 2**30):
+            sim = cl.simulate_collective("allreduce", size, k, algorithm=algo,
+                                         trace=algo != "ring")
+            pred = cl.predict_collective("allreduce", size, k, algorithm=algo)
+            assert sim.time_s == pytest.approx(pred.candidates[f"{algo}/simple"],
+                                               rel=0.05), (algo, size)
+
+
+# --- pipeline_pieces: the middle of the curve, not its ends ---------------------------
+def test_pipeline_pieces_moves_the_middle_not_the_ends():
+    """Cutting a rank's share finer shortens the exposed slices of mid sizes; the
+    smallest messages (slices of a few bytes) and the largest (slices at their
+    cap) keep their time."""
+    c = cl.cluster(**H100_2)
+    k = dataclasses.replace(c, calibrated=Calibration(pipeline_pieces=4.0))
+    t = {s: [cl.predict_collective("allreduce", s, x, "ring").time_s for x in (c, k)]
+         for s in (8, 16 * 2**20, 2**36)}
+    assert t[8][1] == pytest.approx(t[8][0], rel=1e-3)
+    assert t[2**36][1] == pytest.approx(t[2**36][0], rel=1e-12)
+    assert t[16 * 2**20][1] < 0.95 * t[16 * 2**20][0]
+
+
+def test_pipeline_pieces_fits_the_middle_of_a_tuned_cloud_run():
+    """On the A3 Mega run (GPUDirect-TCPXO), calibrated on four sizes, fitting
+    pipeline_pieces halves the median miss on the sizes it did not see."""
+    rows = C.validation_run("a3-mega", nodes=2)
+    fit = C.nearest_sizes([r["n_bytes"] for r in rows], C.FIT_SIZES)
+    seen = [r for r in rows if r["n_bytes"] in fit]
+    unseen = [r for r in rows if r["n_bytes"] not in fit]
+    clu = P.cluster_from_spec(rows[0]["cluster"])
+    every = C.calibrate(clu, seen)
+    without = C.calibrate(clu, seen, fit=[k for k in C._NAMES if k != "pipeline_pieces"])
+    assert every.pipeline_pieces != 1.0 and without.pipeline_pieces == 1.0
+    assert med_err(every, unseen) < 0.5 * med_err(without, unseen)

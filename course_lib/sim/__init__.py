@@ -142,15 +142,18 @@ def _network_and_overheads(cluster, overheads, algorithm):
         if calibrated:
             net = Network.from_cluster(cluster, nvls=algorithm == "nvls",
                                        tree=algorithm == "tree")
+            # the constants the predictor plans with: a calibrated Cluster's
+            # launch, latency scale and slice where it carries them
             base = {"ring": nccl_tuning("ring_simple_base"),
                     "hierarchical": nccl_tuning("ring_simple_base"),
                     "direct": nccl_tuning("ring_simple_base"),
                     "tree": nccl_tuning("tree_simple_base"),
                     "nvls": calibration("nvls_latency_s")}[algorithm]
             ov = schedules.Overheads(
-                calibration("launch_s") + base,
-                calibration("chunk_bytes") if algorithm in ("ring", "hierarchical") else 0.0,
-                algorithm == "nvls")
+                cluster.fitted("launch_s") + base * cluster.latency_scale,
+                cluster.fitted("chunk_bytes") if algorithm in ("ring", "hierarchical")
+                else 0.0,
+                algorithm == "nvls", cluster.pipeline_pieces)
             return net, ov, cluster
         return Network(cluster.topology()), None, cluster
     if isinstance(cluster, nx.Graph):
@@ -318,27 +321,29 @@ def _tree_fill_s(s, clu) -> float:
     and one network step (``Cluster.net_chunk_bytes``) per network level."""
     g, nodes = clu.gpus_per_node, clu.nodes
     levels = math.ceil(math.log2(nodes)) if nodes > 1 else 0
-    eff = calibration("simple_efficiency") * nccl_tuning("tree_efficiency")
+    eff = clu.fitted("simple_efficiency") * nccl_tuning("tree_efficiency")
     b_link = clu.intra_bw_bytes_per_s() * eff
+    k = clu.pipeline_pieces
     fill = 0.0
     if nodes > 1:
         b_net = clu.inter_bw_bytes_per_s() * eff
         b_link = min(b_link, b_net)
-        fill = 2 * levels * min(clu.net_chunk_bytes(), s / g) / b_net
-    return fill + 2 * max(g - 1 + levels, 1) * min(calibration("chunk_bytes"),
-                                                   s / clu.n_ranks) / b_link
+        fill = 2 * levels * min(clu.net_chunk_bytes(), s / g / k) / b_net
+    return fill + 2 * max(g - 1 + levels, 1) * min(clu.fitted("chunk_bytes"),
+                                                   s / clu.n_ranks / k) / b_link
 
 
 def _hierarchical_fill_s(s, clu) -> float:
     """The two-level AllReduce's exposed slices (the predictor's fill): one
     per step inside the node and one per step over the rails."""
     g, nodes = clu.gpus_per_node, clu.nodes
-    c = calibration("chunk_bytes")
-    simple = calibration("simple_efficiency")
+    c = clu.fitted("chunk_bytes")
+    simple = clu.fitted("simple_efficiency")
     b_i = clu.intra_bw_bytes_per_s() * simple
     b_x = clu.inter_bw_bytes_per_s() / g * simple
-    return (2 * (g - 1) * min(c, s / g) / b_i
-            + 2 * (nodes - 1) * min(c, s / g / nodes) / b_x)
+    k = clu.pipeline_pieces
+    return (2 * (g - 1) * min(c, s / g / k) / b_i
+            + 2 * (nodes - 1) * min(c, s / g / nodes / k) / b_x)
 
 
 def _tree_pieces(s, clu, channels, chunks) -> int:
@@ -411,7 +416,7 @@ def _add_collective(b, coll, algo, net, s, chunks, channels, ov, clu) -> None:
             raise ValueError(f"algorithm='nvls' needs H100 or later on NVSwitch; "
                              f"cluster has {clu.gpu} on {clu.fabric!r}")
         if ov is not None and chunks == 1:
-            piece = min(calibration("chunk_bytes"), s / n)
+            piece = min(clu.fitted("chunk_bytes"), s / n / clu.pipeline_pieces)
             chunks = max(1, math.ceil(s / piece))
         schedules.in_switch(b, net, ranks, s, chunks, ov)
     elif algo == "hierarchical":

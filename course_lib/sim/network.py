@@ -108,9 +108,26 @@ class Network:
         NVLS efficiency instead (in-switch reduction moves data differently);
         ``tree=True`` rates every GPU link and port at NCCL's tree efficiency
         on top (``nccl_tuning("tree_efficiency")``, as the predictor's tree).
+
+        A calibrated Cluster (:func:`course_lib.calibrating.calibrate`) brings
+        its own constants, read the way the predictor reads them: the rates
+        above already carry its ``intra_scale`` and NIC rate; the Simple
+        efficiency is ``cluster.fitted("simple_efficiency")``; every hop
+        latency is NCCL's times ``cluster.latency_scale`` (the network kind's
+        extra, :meth:`~course_lib.clusters.Cluster.net_hop_s`, is scaled
+        already).
+
+        >>> import course_lib as cl
+        >>> from course_lib.clusters import Calibration
+        >>> from dataclasses import replace
+        >>> c = cl.cluster("H100", nodes=2, nic="NDR")
+        >>> slow = replace(c, calibrated=Calibration(latency_scale=3.0))
+        >>> a, b = Network.from_cluster(c), Network.from_cluster(slow)
+        >>> round(b.hop_latency_s["nvlink"] / a.hop_latency_s["nvlink"], 6)
+        3.0
         """
         net = cls(cluster.topology())
-        simple = calibration("simple_efficiency")
+        simple = cluster.fitted("simple_efficiency")
         nvlink_eff = calibration("nvls_efficiency") if nvls else simple
         tree_eff = nccl_tuning("tree_efficiency") if tree else 1.0
         rates: dict = {}  # (kind, NVLink count) -> rate: each worked out once
@@ -132,9 +149,11 @@ class Network:
             if key not in rates:
                 rates[key] = rate(kind, links)
             net.link_bw[i] = rates[key]
-        net.hop_latency_s = {k: nccl_tuning(f"ring_simple_hop_{k}")
-                             for k in ("nvlink", "pcie", "net")}
-        # a network step of a TCP-based transport waits longer (hardware.NETWORK)
+        k = cluster.latency_scale  # achieved / planned (1 from spec)
+        net.hop_latency_s = {kind: nccl_tuning(f"ring_simple_hop_{kind}") * k
+                             for kind in ("nvlink", "pcie", "net")}
+        # a network step of a TCP-based transport waits longer (hardware.NETWORK;
+        # net_hop_s carries the calibrated scale itself)
         net.hop_latency_s["net"] += cluster.net_hop_s()
         net.cluster = cluster
         return net

@@ -69,6 +69,8 @@ class Overheads:
     launch_s: float = 0.0        # before the first sends (launch + base latency)
     slice_bytes: float = 0.0     # exposed slice per step (0: none)
     switch_reduce: bool = False  # in-switch reduction costs one piece-time
+    slice_pieces: float = 1.0    # a step's share is cut into this many pieces
+    # before the exposed slice reaches slice_bytes (Cluster.pipeline_pieces)
 
 
 def _nid(net, ranks):
@@ -321,7 +323,8 @@ def ring_steps(net, orders, collective, n_bytes, chunks=1, overheads=None,
     none = np.zeros(R * n)
     extra = none  # the exposed slice, on piece 0 of each step
     if calibrated and overheads.slice_bytes:
-        extra = none + min(overheads.slice_bytes, piece * R * chunks) / (
+        extra = none + min(overheads.slice_bytes,
+                           piece * R * chunks / overheads.slice_pieces) / (
             _step_share(net, src, dst) * R)
     launch = overheads.launch_s if calibrated and start else 0.0
     first, later = extra + launch, none + launch  # step 0: piece 0, pieces 1..
@@ -352,7 +355,7 @@ def chain(b, net, order, n_bytes, chunks=1, overheads=None, queue_base=0, job=0)
         extra = np.zeros(len(hs))
         if overheads is not None:
             if overheads.slice_bytes:
-                extra += min(overheads.slice_bytes, piece) / np.array(
+                extra += min(overheads.slice_bytes, piece / overheads.slice_pieces) / np.array(
                     [net.route_bw(net.nodes[order[h]], net.nodes[order[h + 1]])
                      for h in hs])
             if w == 0:
@@ -668,7 +671,8 @@ def hierarchical(b, net, n_bytes, nodes_count, per_node, chunks=1, overheads=Non
         return out
 
     p1 = ring(b, net, intra, "reducescatter", n_bytes * N, chunks, overheads, job=job)
-    ov = None if overheads is None else Overheads(0.0, overheads.slice_bytes)
+    ov = None if overheads is None else Overheads(0.0, overheads.slice_bytes,
+                                                  slice_pieces=overheads.slice_pieces)
     if N > 1:
         last = last_into(p1, intra)
         p2 = ring(b, net, rails, "allreduce", n_bytes, chunks, ov,
