@@ -12,6 +12,6 @@ analytic, clusters, predict, sim), below ``widgets``.
 """
 
 from .style import ROADS, PLACES, road_colour  # noqa: F401
-from .svg import Canvas, Diagram  # noqa: F401
+from .svg import Canvas, Diagram, animate  # noqa: F401
 
-__all__ = ["Canvas", "Diagram", "ROADS", "PLACES", "road_colour"]
+__all__ = ["Canvas", "Diagram", "animate", "ROADS", "PLACES", "road_colour"]
