@@ -54,8 +54,7 @@ CONTROLS = {
                "value": "8x H100, NVSwitch (one HGX/DGX H100)",
                "layout": {"width": "420px"}},
     "n_bytes": {"type": "FloatLogSlider", "base": 2, "min": 10, "max": 34,
-                "step": 1, "value": 2.0 ** 30, "description": "size S (bytes)",
-                "readout_format": ".3g"},
+                "step": 1, "value": 2.0 ** 30, "description": "size S", "unit": "bytes"},
 }
 
 
