@@ -33,8 +33,8 @@ openmpi:  ## Debian's Open MPI, to test the MPI lab under Open MPI too (needs ro
 test: setup browser openmpi  ## run the whole test suite
 	$(PY) -m pytest
 
-doctor: setup  ## is this machine ready for the course?
-	$(PY) -m course_lib doctor
+doctor: setup  ## is this machine ready for the course? (instructors: make doctor DOCTOR_ARGS=--instructor)
+	$(PY) -m course_lib doctor $(DOCTOR_ARGS)
 
 release: setup  ## regenerate exercises/ (student release) from solutions/ (nbgrader source)
 	$(PY) -m autograder release
