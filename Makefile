@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 PORT   ?= 8888
 LAB_ARGS ?=
 
-.PHONY: lab test setup browser openmpi site clean-venv release autograde doctor bench
+.PHONY: lab test setup browser openmpi fonts learner-lab instructor-lab site clean-venv release autograde doctor bench
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed (nbgrader 0.9.6); found " + sys.version.split()[0]' \
@@ -21,8 +21,17 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed  ## create .venv and install everything
 
-lab: setup  ## open the course in JupyterLab on its start page
+lab: setup fonts learner-lab  ## open the course in JupyterLab on its start page
 	cd notebooks && jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS) 00_start_here.ipynb
+
+learner-lab: setup  ## a learner's JupyterLab: nbgrader's instructor tools off, Validate on (as on Binder)
+	@bash scripts/learner_lab.sh $(PY)
+
+instructor-lab: setup  ## switch nbgrader's instructor tools back on in this venv (Create Assignment, Formgrader)
+	@bash scripts/learner_lab.sh $(PY) --instructor
+
+fonts:  ## a CJK font for the glossary's Chinese terms (Debian's fonts-noto-cjk; needs root and apt-get)
+	@bash scripts/ensure_cjk_fonts.sh
 
 browser:  ## Debian's chromium for the real-browser tests (needs root and apt-get)
 	@bash scripts/ensure_chromium.sh
@@ -30,7 +39,7 @@ browser:  ## Debian's chromium for the real-browser tests (needs root and apt-ge
 openmpi:  ## Debian's Open MPI, to test the MPI lab under Open MPI too (needs root and apt-get)
 	@bash scripts/ensure_openmpi.sh
 
-test: setup browser openmpi  ## run the whole test suite
+test: setup browser openmpi fonts learner-lab  ## run the whole test suite (in the learner's Lab)
 	$(PY) -m pytest
 
 doctor: setup  ## is this machine ready for the course? (instructors: make doctor DOCTOR_ARGS=--instructor)
