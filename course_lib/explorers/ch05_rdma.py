@@ -100,8 +100,8 @@ def plot(data, fig):
                           label="fibre round trip")
     floor_line = ax.axhline(floor, color=_LINE_COLOURS[data["endpoint"]], ls=":", lw=1)
     point, = ax.plot([data["n_bytes"]], [data["time_s"]], "ko", ms=5)
-    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=6))
-    ax.xaxis.set_major_formatter(bytes_formatter())
+    ax.xaxis.set_major_locator(LogLocator(base=2.0 ** 5, numticks=8))  # 1 KiB, 32 KiB, 1 MiB
+    ax.xaxis.set_major_formatter(bytes_formatter(binary=True))
     ax.yaxis.set_major_formatter(time_formatter())
     ax.set_xlabel("message size")
     ax.set_title(_title(data), fontsize=10, y=1.0)
