@@ -56,15 +56,39 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def learner_python(root: pathlib.Path) -> str:
+    """A learner's environment for the screenshots: a venv with this one's
+    packages (a .pth file) and Jupyter data (a link), its config a copy of this
+    one's, put through ``scripts/learner_lab.sh`` (as ``make lab`` and Binder do).
+    This environment is not changed."""
+    import sysconfig
+
+    venv = root / "learner-venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv",
+                    "--without-pip", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    pathlib.Path(site, "course-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (venv / "share").mkdir(exist_ok=True)
+    os.symlink(pathlib.Path(sys.prefix) / "share" / "jupyter", venv / "share" / "jupyter")
+    if (pathlib.Path(sys.prefix) / "etc").is_dir():
+        shutil.copytree(pathlib.Path(sys.prefix) / "etc", venv / "etc")
+    subprocess.run(["bash", str(REPO / "scripts" / "learner_lab.sh"), str(py)], check=True,
+                   env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, timeout=600)
+    return str(py)
+
+
 def start_lab(root: pathlib.Path) -> tuple[subprocess.Popen, str]:
-    """JupyterLab over ``root / 'notebooks'``; returns (process, base URL)."""
+    """A learner's JupyterLab over ``root / 'notebooks'``; returns (process, base URL)."""
+    python = learner_python(root)
     port = _free_port()
     env = dict(os.environ, MPLBACKEND="module://matplotlib_inline.backend_inline",
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
                JUPYTER_RUNTIME_DIR=str(root / "runtime"),
                JUPYTERLAB_WORKSPACES_DIR=str(root / "workspaces"))
     env.pop("COURSE_STATIC", None)
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
+    cmd = [python, "-m", "jupyterlab", "--no-browser", f"--port={port}",
            "--ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
            f"--ServerApp.root_dir={root / 'notebooks'}", "--LabApp.news_url=",
            "--LabApp.expose_app_in_browser=True"]
@@ -107,9 +131,22 @@ def run_chapter(page, base: str, notebook: str, n_explorers: int) -> None:
 
 
 def scroll_to_top(page) -> None:
+    page.evaluate("() => { window.jupyterapp.shell.collapseLeft();"
+                  " window.jupyterapp.shell.collapseRight(); }")
+    page.wait_for_timeout(400)
     page.evaluate("() => { for (const el of document.querySelectorAll("
                   "'.jp-WindowedPanel-outer, .jp-Notebook')) el.scrollTop = 0; }")
     page.wait_for_timeout(400)
+
+
+def shrink(path: pathlib.Path) -> None:
+    """Store a screenshot with a 256-colour palette (a third of the bytes; a
+    page of text and flat plots loses nothing visible)."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        small = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    small.save(path, optimize=True)
 
 
 def shutdown_kernel(page) -> None:
@@ -165,6 +202,8 @@ def main(argv: list[str]) -> int:
                             terms.scroll_into_view_if_needed()
                             page.wait_for_timeout(300)
                             page.screenshot(path=str(out / "ch11_glossary.png"))
+                        for shot in out.glob(f"ch{nn}*.png"):
+                            shrink(shot)
                         print(f"ch{nn}: {time.time() - t0:.0f} s", flush=True)
                     finally:
                         shutdown_kernel(page)

@@ -356,13 +356,17 @@ def test_first_screens_show_a_drawn_diagram(chapter):
 
 
 def test_no_slider_readout_in_scientific_notation(chapter):
+    """Every slider shows its readout, in a learner's units (``4 KiB``, ``7 B
+    params``), never ``1e+07``."""
     page, notebook, _n = chapter
-    readouts = page.evaluate(
-        "() => [...document.querySelectorAll('.ic-explorer .widget-readout, "
-        ".ic-explorer .widget-slider .widget-label, .ic-explorer .ic-value')]"
-        ".map(e => (e.value !== undefined && e.value !== '' ? e.value : e.textContent).trim())")
-    assert readouts, f"{notebook}: no slider readouts found"
-    bad = [r for r in readouts if SCIENTIFIC.search(r)]
+    found = page.evaluate("""() => {
+      const sliders = [...document.querySelectorAll('.ic-explorer .widget-hslider')];
+      return sliders.map(s => { const r = s.querySelector('.widget-readout');
+        return r ? (r.value !== undefined && r.value !== '' ? r.value : r.textContent).trim()
+                 : null; }); }""")
+    missing = sum(r is None or r == "" for r in found)
+    assert not missing, f"{notebook}: {missing} of {len(found)} sliders show no readout"
+    bad = [r for r in found if SCIENTIFIC.search(r)]
     assert not bad, f"{notebook}: slider readouts in scientific notation: {bad}"
 
 
