@@ -448,10 +448,14 @@ class Explorer:
             button = 8 * max(len(t) for t in labels) + 28
             kwargs["style"] = {"description_width": description_width,
                                "button_width": f"{button}px"}
+            # wide enough for the description and every button on one line
+            kwargs.setdefault("layout", w.Layout(
+                width=f"calc({description_width} + {len(labels) * (button + 8) + 16}px)",
+                max_width="100%"))
         elif kind == "Dropdown":
             labels = [str(o[0] if isinstance(o, (tuple, list)) else o)
                       for o in spec["options"]]
-            menu = min(max(8 * max(len(t) for t in labels) + 40, 160), 560)
+            menu = min(max(8 * max(len(t) for t in labels) + 40, 160), 620)
             kwargs.setdefault("layout", w.Layout(width=f"calc({description_width} + {menu}px)",
                                                  max_width="100%"))
         return getattr(w, kind)(**kwargs)

@@ -69,7 +69,7 @@ def compute(n_messages, bytes_per_message, memory, pcie_gen, latency):
 
 
 def _title(data):
-    return (f"{format_bytes(data['bytes_per_message'])} per copy over PCIe "
+    return (f"{format_bytes(data['bytes_per_message'], binary=True)} per copy over PCIe "
             f"Gen{data['pcie_gen']}, {data['memory']} memory")
 
 

@@ -51,8 +51,7 @@ CONTROLS = {
     "algorithm": {"type": "Dropdown", "value": "auto",
                   "options": ["auto", "ring", "tree", "nvls", "hierarchical"]},
     "system": {"type": "Dropdown", "options": list(SYSTEMS),
-               "value": "8x H100, NVSwitch (one HGX/DGX H100)",
-               "layout": {"width": "420px"}},
+               "value": "8x H100, NVSwitch (one HGX/DGX H100)"},
     "n_bytes": {"type": "FloatLogSlider", "base": 2, "min": 10, "max": 34,
                 "step": 1, "value": 2.0 ** 30, "description": "size S", "unit": "bytes"},
 }

@@ -24,8 +24,7 @@ _TITLES = {k: scenarios.scenario(k)["title"] for k in scenarios.scenario_names()
 
 CONTROLS = {
     "scenario": {"type": "Dropdown", "value": "tp_inference_70b",
-                 "options": [(t, k) for k, t in _TITLES.items()],
-                 "layout": {"width": "420px"}},
+                 "options": [(t, k) for k, t in _TITLES.items()]},
     "load": {"type": "FloatLogSlider", "min": -2, "max": 2, "value": 1.0,
              "values": [m * 10.0 ** e for e in range(-2, 2) for m in (1, 2, 5)] + [100.0],
              "description": "workload", "unit": "x"},
