@@ -6,7 +6,8 @@ Debian's chromium (through Playwright), runs every cell, waits for its
 explorers to draw, and writes
 
 * ``chNN.png`` -- the first screen of the notebook (the top of the page);
-* ``chNN_explorer.png`` -- its first explorer (controls, figure, drawing, readout);
+* ``chNN_explorer.png`` -- its first explorer (controls, figure, drawing, readout),
+  and ``chNN_explorer_2.png``, ... for the others;
 * ``ch11_glossary.png`` -- chapter 11's glossary, where the Chinese terms must
   show as characters, not boxes (a CJK font: ``bash scripts/ensure_cjk_fonts.sh``).
 
@@ -192,11 +193,12 @@ def main(argv: list[str]) -> int:
                         page.add_style_tag(content=HIDE)
                         scroll_to_top(page)
                         page.screenshot(path=str(out / f"ch{nn}.png"))
-                        box = page.locator(".ic-explorer").first
-                        if box.count():
-                            box.scroll_into_view_if_needed()
+                        boxes = page.locator(".ic-explorer")
+                        for i in range(boxes.count()):
+                            boxes.nth(i).scroll_into_view_if_needed()
                             page.wait_for_timeout(300)
-                            box.screenshot(path=str(out / f"ch{nn}_explorer.png"))
+                            name = f"ch{nn}_explorer{'' if i == 0 else f'_{i + 1}'}.png"
+                            boxes.nth(i).screenshot(path=str(out / name))
                         if nn == "11":
                             terms = page.locator(".jp-Cell", has_text="中文").last
                             terms.scroll_into_view_if_needed()
