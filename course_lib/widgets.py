@@ -446,12 +446,10 @@ class Explorer:
             labels = [str(o[0] if isinstance(o, (tuple, list)) else o)
                       for o in spec["options"]]
             button = 8 * max(len(t) for t in labels) + 28
-            kwargs["style"] = {"description_width": description_width,
-                               "button_width": f"{button}px"}
-            # wide enough for the description and every button on one line
-            kwargs.setdefault("layout", w.Layout(
-                width=f"calc({description_width} + {len(labels) * (button + 8) + 16}px)",
-                max_width="100%"))
+            # the description goes in a label beside the buttons (see show()):
+            # a ToggleButtons' own description wraps above them and is cut
+            kwargs["description"] = ""
+            kwargs["style"] = {"button_width": f"{button}px"}
         elif kind == "Dropdown":
             labels = [str(o[0] if isinstance(o, (tuple, list)) else o)
                       for o in spec["options"]]
@@ -511,7 +509,13 @@ class Explorer:
         rows = []
         for name, c in controls.items():
             spec = self.controls[name]
-            if spec.get("play"):
+            if spec["type"] == "ToggleButtons":
+                label = w.HTML(f"<div style='text-align:right;padding-right:8px'>"
+                               f"{spec.get('description', name)}</div>",
+                               layout=w.Layout(width=width, min_width=width))
+                label.add_class("ic-label")
+                rows.append(w.HBox([label, c], layout=w.Layout(align_items="center")))
+            elif spec.get("play"):
                 play = w.Play(min=spec["min"], max=spec["max"], step=spec.get("step", 1),
                               value=spec["value"], interval=spec.get("play_interval", 700),
                               description="play")
