@@ -123,7 +123,7 @@ STRAGGLER_CONTROLS = {
                  "description": "barriers per step"},
     "jitter": {"type": "FloatSlider", "min": 0.0, "max": 0.5, "step": 0.01,
                "value": 0.1, "description": "random noise per phase", "unit": "%"},
-    "slow_gpus": {"type": "IntSlider", "min": 0, "max": 4, "value": 1,
+    "slow_gpus": {"type": "IntSlider", "min": 0, "max": 4, "value": 0,
                   "description": "slow GPUs"},
     "slowdown": {"type": "FloatSlider", "min": 0.0, "max": 1.0, "step": 0.05,
                  "value": 0.2, "description": "how much slower", "unit": "%"},
@@ -143,7 +143,8 @@ def straggler_compute(n_gpus, n_phases, jitter, slow_gpus, slowdown, step_s):
     busy = t.sum(axis=1)
     return {"times_s": t, "busy_s": busy, "every_s": every, "once_s": once,
             "wait_every_s": every - busy, "wait_once_s": once - busy,
-            "mean_busy_s": float(busy.mean()), "n_phases": n_phases}
+            "mean_busy_s": float(busy.mean()), "n_phases": n_phases,
+            "slow_gpus": min(slow_gpus, n_gpus), "slowdown": slowdown}
 
 
 def straggler_plot(data, fig):
@@ -167,6 +168,14 @@ def straggler_plot(data, fig):
                  f" one barrier: {format_time(data['once_s'])}", fontsize=9)
 
 
+def _slow_text(data):
+    k = data.get("slow_gpus", 0)
+    if not k:
+        return (f"No GPU is slow, so \"how much slower\" ({data['slowdown']:.0%}) changes "
+                "nothing yet: set slow GPUs to 1 or more to see a straggler.")
+    return f"{k} slow GPU{'s' if k > 1 else ''}, each {data['slowdown']:.0%} slower."
+
+
 def straggler_readout(data):
     extra = data["every_s"] / data["once_s"] - 1
     return (f"The slowest GPU sets the pace. Average work "
@@ -174,7 +183,7 @@ def straggler_readout(data):
             f"{data['n_phases']} phases the step takes "
             f"<b>{format_time(data['every_s'])}</b>, with one barrier "
             f"<b>{format_time(data['once_s'])}</b>: the extra lights cost "
-            f"<b>{extra:.1%}</b>.")
+            f"<b>{extra:.1%}</b>. {_slow_text(data)}")
 
 
 def stragglers_explorer() -> Explorer:
