@@ -229,7 +229,7 @@ def amdahl_explorer() -> Explorer:
 
 # ---------------------------------------------------------------------------
 GROWTH_CONTROLS = {
-    "base_generation": {"type": "Dropdown", "value": 1,
+    "base_generation": {"type": "Dropdown", "value": 1, "description": "start from",
                         "options": [(f"NVLink {g} ({r.gpu})", g)
                                     for g, r in NVLINK_GENERATIONS.items()]},
     "growth_per_generation": {"type": "FloatSlider", "min": 0.0, "max": 1.5,
