@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 PORT   ?= 8888
 LAB_ARGS ?=
 
-.PHONY: lab test setup browser openmpi site clean-venv release autograde doctor bench node hub hub-stop slides
+.PHONY: lab test setup browser openmpi fonts learner-lab instructor-lab site clean-venv release autograde doctor bench node hub hub-stop slides
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed (nbgrader 0.9.6); found " + sys.version.split()[0]' \
@@ -26,8 +26,17 @@ $(VENV)/.hub-installed: $(VENV)/.installed pyproject.toml
 
 setup: $(VENV)/.installed  ## create .venv and install everything
 
-lab: setup  ## open the course in JupyterLab on its start page
+lab: setup fonts learner-lab  ## open the course in JupyterLab on its start page
 	cd notebooks && jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS) 00_start_here.ipynb
+
+learner-lab: setup  ## a learner's JupyterLab: nbgrader's instructor tools off, Validate on (as on Binder)
+	@bash scripts/learner_lab.sh $(PY)
+
+instructor-lab: setup  ## switch nbgrader's instructor tools back on in this venv (Create Assignment, Formgrader)
+	@bash scripts/learner_lab.sh $(PY) --instructor
+
+fonts:  ## a CJK font for the glossary's Chinese terms (Debian's fonts-noto-cjk; needs root and apt-get)
+	@bash scripts/ensure_cjk_fonts.sh
 
 browser:  ## Debian's chromium for the real-browser tests (needs root and apt-get)
 	@bash scripts/ensure_chromium.sh
@@ -38,11 +47,11 @@ openmpi:  ## Debian's Open MPI, to test the MPI lab under Open MPI too (needs ro
 node:  ## Node.js and deploy/'s npm packages: the hub's proxy, reveal.js for the slides
 	@bash scripts/ensure_node.sh
 
-test: setup $(VENV)/.hub-installed browser openmpi node  ## run the whole test suite
+test: setup $(VENV)/.hub-installed browser openmpi node fonts learner-lab  ## run the whole test suite (in the learner's Lab)
 	$(PY) -m pytest
 
-doctor: setup  ## is this machine ready for the course?
-	$(PY) -m course_lib doctor
+doctor: setup  ## is this machine ready for the course? (instructors: make doctor DOCTOR_ARGS=--instructor)
+	$(PY) -m course_lib doctor $(DOCTOR_ARGS)
 
 release: setup  ## regenerate exercises/ (student release) from solutions/ (nbgrader source)
 	$(PY) -m autograder release

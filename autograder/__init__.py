@@ -48,6 +48,7 @@ STUDENT_DISABLED_EXTENSIONS = (
     "@jupyter/nbgrader:formgrader",
     "@jupyter/nbgrader:course-list",
     "@jupyter/nbgrader:assignment-list",
+    "@jupyter/nbgrader:menu",
 )
 
 #: nbgrader's Jupyter server extensions to switch off for students

@@ -14,11 +14,52 @@ from __future__ import annotations
 import numpy as np
 
 from .analytic import collective_time_s
-from .units import check_choice, check_int
+from .units import binary_size_ticks, check_choice, check_int, format_size_tick
 
 __all__ = ["plot_timeline", "plot_link_utilisation", "plot_sim_vs_bound",
            "plot_busbw_vs_measured", "plot_copy_reference", "plot_predicted_vs_measured",
-           "plot_validation_error_by_size"]
+           "plot_validation_error_by_size", "bytes_axis", "gbps_axis"]
+
+
+def bytes_axis(axis, max_ticks: int = 7):
+    """Make a log byte axis read in binary units with round ticks (1 KiB,
+    32 KiB, 1 MiB, ... -- never "976.56 KiB"); the ticks follow the axis's
+    limits when they change.  ``axis`` is ``ax.xaxis`` or ``ax.yaxis``.
+
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> _ = ax.plot([1e3, 2e9], [1, 2]); ax.set_xscale("log"); bytes_axis(ax.xaxis)
+    >>> ticks = [t for t in ax.xaxis.get_major_locator()() if 1e3 <= t <= 2e9]
+    >>> [ax.xaxis.get_major_formatter()(t) for t in ticks]
+    ['1 KiB', '32 KiB', '1 MiB', '32 MiB', '1 GiB']
+    """
+    from matplotlib.ticker import FuncFormatter, Locator, NullLocator
+
+    class _BinaryLocator(Locator):
+        def __call__(self):
+            lo, hi = self.axis.get_view_interval()
+            return self.tick_values(lo, hi)
+
+        def tick_values(self, vmin, vmax):
+            if vmax <= 0:
+                return []
+            return binary_size_ticks(max(vmin, 1e-3), vmax, max_ticks)
+
+    axis.set_major_locator(_BinaryLocator())
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: format_size_tick(v)))
+
+
+def gbps_axis(axis):
+    """Label an axis whose values are already in GB/s with plain numbers
+    ("450", "0.5"; no "1e+02" on a log axis)."""
+    from matplotlib.ticker import FuncFormatter
+
+    def label(v, _pos):
+        return f"{v:,.0f}" if v >= 10 else f"{v:.3g}"
+
+    axis.set_major_formatter(FuncFormatter(label))
 
 
 def _axes(ax):
@@ -220,7 +261,8 @@ def plot_busbw_vs_measured(cluster, collective: str = "allreduce", measured=None
     if pts is not None:
         ax.plot(pts[:, 0], pts[:, 1] / 1e9, "o", label="measured")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("message size S (bytes)")
+    bytes_axis(ax.xaxis)
+    ax.set_xlabel("message size S")
     ax.set_ylabel("busbw (GB/s)")
     ax.set_title(f"{collective} on {cluster.describe()}")
     ax.legend()
@@ -318,7 +360,9 @@ def plot_copy_reference(reference=None, own=None, models: bool = True,
                          f"line rate, one way")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("copy size (bytes)")
+    bytes_axis(ax.xaxis)
+    gbps_axis(ax.yaxis)
+    ax.set_xlabel("copy size")
     ax.set_ylabel("bandwidth, one way (GB/s)")
     ax.set_title(f"Host <-> GPU copies: {gpu_name} (PCIe Gen{meta.get('pcie_gen', '?')})"
                  + (" and your run" if own_recs else ""))
@@ -400,10 +444,11 @@ def plot_validation_error_by_size(rows, ax=None, band: float = 0.2):
         ax.plot([r["n_bytes"] for r in rs], [r["rel_error"] for r in rs],
                 _MARKERS[i % len(_MARKERS)], ms=4, alpha=0.8, label=system[:42])
     ax.set_xscale("log", base=2)
+    bytes_axis(ax.xaxis)
     ax.set_yscale("symlog", linthresh=1.0)
     ticks = [-0.5, -0.2, 0, 0.2, 0.5, 1, 2, 5]
     ax.set_yticks(ticks, [f"{t:+.0%}" if t else "0" for t in ticks])
-    ax.set_xlabel("message size S (bytes)")
+    ax.set_xlabel("message size S")
     ax.set_ylabel("busbw error (predicted / measured - 1)")
     ax.set_title("held-out runs: error by message size")
     _legend_outside(ax)

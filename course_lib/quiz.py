@@ -29,7 +29,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-__all__ = ["Question", "check", "show", "answer_html"]
+__all__ = ["Question", "check", "show", "answer_html", "prompt_text"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,25 @@ def answer_html(question: Question) -> str:
             f"{html.escape(question.explanation)}</p></details>")
 
 
+_MULTIPLE_HINT = "(choose all that apply)"
+
+
+def prompt_text(question: Question) -> str:
+    """The prompt as a learner reads it: a multiple-choice question says
+    "(choose all that apply)" once (added here unless the prompt says it).
+
+    >>> q = Question("Which are true?", ["a", "b"], answer={0, 1}, explanation="both")
+    >>> prompt_text(q)
+    'Which are true? (choose all that apply)'
+    >>> prompt_text(Question("Which are true? (Choose all that apply)", ["a", "b"],
+    ...                      answer={0, 1}, explanation="both"))
+    'Which are true? (Choose all that apply)'
+    """
+    if not question.multiple or "all that apply" in question.prompt.lower():
+        return question.prompt
+    return f"{question.prompt} {_MULTIPLE_HINT}"
+
+
 def show(questions):
     """Display one question or a list of them; return the widget box(es)."""
     from IPython.display import HTML, display
@@ -132,7 +151,7 @@ def show(questions):
     if static_mode():
         for i, q in enumerate(questions, 1):
             items = "".join(f"<li>{html.escape(o)}</li>" for o in q.options)
-            display(HTML(f"<p><b>Q{i}.</b> {html.escape(q.prompt)}</p><ol type='A'>"
+            display(HTML(f"<p><b>Q{i}.</b> {html.escape(prompt_text(q))}</p><ol type='A'>"
                          f"{items}</ol>{answer_html(q)}"))
         return None
 
@@ -167,8 +186,7 @@ def show(questions):
                               f"{html.escape(text)}</span>")
 
         button.on_click(on_click)
-        hint = " (choose all that apply)" if q.multiple else ""
-        box = w.VBox([w.HTML(f"<p><b>Q{i}.</b> {html.escape(q.prompt)}{hint}</p>"),
+        box = w.VBox([w.HTML(f"<p><b>Q{i}.</b> {html.escape(prompt_text(q))}</p>"),
                       chooser, button, feedback, w.HTML(answer_html(q))])
         box.add_class("ic-quiz")
         boxes.append(box)

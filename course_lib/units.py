@@ -38,7 +38,8 @@ __all__ = [
     "BITS_PER_BYTE", "SPEED_OF_LIGHT_M_PER_S",
     "US", "NS", "MS",
     "parse_size", "parse_bandwidth", "parse_time",
-    "format_bytes", "format_bandwidth", "format_time",
+    "format_bytes", "format_bandwidth", "format_time", "format_count",
+    "format_distance", "binary_size_ticks", "format_size_tick",
     "gbit_per_s", "gbyte_per_s",
     "check_positive", "check_nonnegative", "check_fraction", "check_int",
     "check_choice", "check_real",
@@ -315,3 +316,80 @@ def format_time(seconds: float, digits: int = 3) -> str:
         if a >= factor:
             return f"{_fmt(t / factor, digits)} {suffix}"
     return f"{_fmt(t / NS, digits)} ns"
+
+
+def format_count(count: float, unit: str = "", digits: int = 3) -> str:
+    """Format a count the way people say it: ``'7 B params'``, ``'10,000'``.
+
+    Thousands get separators up to 99,999; from 100,000 on the count is
+    scaled to thousands (k), millions (M), billions (B, as in "a 7 B model")
+    or trillions (T).  ``unit`` follows after a space.
+
+    >>> format_count(7e9, "params")
+    '7 B params'
+    >>> format_count(10000)
+    '10,000'
+    >>> format_count(1.75e8, "params")
+    '175 M params'
+    >>> format_count(2.5)
+    '2.5'
+    """
+    n = check_real(count, "count")
+    tail = f" {unit}" if unit else ""
+    for suffix, factor in [("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)]:
+        if abs(n) >= max(factor, 1e5):
+            return f"{_fmt(n / factor, digits)} {suffix}{tail}"
+    if n == int(n):
+        return f"{int(n):,}{tail}"
+    return f"{_fmt(n, digits)}{tail}"
+
+
+def format_distance(metres: float, digits: int = 3) -> str:
+    """Format a length: centimetres below 1 m, metres, kilometres from 1 km.
+
+    >>> format_distance(100e3)
+    '100 km'
+    >>> format_distance(2.5)
+    '2.5 m'
+    >>> format_distance(0.3)
+    '30 cm'
+    """
+    m = check_real(metres, "metres")
+    if m == 0:
+        return "0 m"
+    if abs(m) >= 1e3:
+        return f"{_fmt(m / 1e3, digits)} km"
+    if abs(m) >= 1:
+        return f"{_fmt(m, digits)} m"
+    return f"{_fmt(m * 100, digits)} cm"
+
+
+def binary_size_ticks(lo: float, hi: float, max_ticks: int = 7) -> list[float]:
+    """Round tick positions for a byte axis from ``lo`` to ``hi``: powers of two
+    that read as whole binary units (1 KiB, 32 KiB, 1 MiB, ...), at most
+    ``max_ticks`` of them (every power, or every 2nd, 5th, 10th, 20th).
+
+    >>> [format_bytes(t, binary=True) for t in binary_size_ticks(1000, 2e9)]
+    ['1 KiB', '32 KiB', '1 MiB', '32 MiB', '1 GiB']
+    >>> [format_bytes(t, binary=True) for t in binary_size_ticks(4096, 65536)]
+    ['4 KiB', '8 KiB', '16 KiB', '32 KiB', '64 KiB']
+    """
+    lo, hi = check_positive(lo, "lo"), check_positive(hi, "hi")
+    if hi < lo:
+        lo, hi = hi, lo
+    first, last = math.ceil(math.log2(lo) - 1e-9), math.floor(math.log2(hi) + 1e-9)
+    for step in (1, 2, 5, 10, 20, 40):
+        start = -(-first // step) * step
+        exps = list(range(start, last + 1, step))
+        if len(exps) <= max(1, int(max_ticks)):
+            return [2.0 ** e for e in exps]
+    return [2.0 ** e for e in range(-(-first // 40) * 40, last + 1, 40)]
+
+
+def format_size_tick(n_bytes: float) -> str:
+    """A byte-axis tick label: ``'32 KiB'``, ``'1 GiB'``, ``'512 B'``.
+
+    >>> format_size_tick(2**15), format_size_tick(512)
+    ('32 KiB', '512 B')
+    """
+    return format_bytes(n_bytes, binary=True, digits=3) if n_bytes > 0 else ""

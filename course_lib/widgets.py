@@ -41,10 +41,21 @@ steps it from its minimum to its maximum: an animation's step control.  With
 maximum follows ``function(value of other_control)`` in the notebook, e.g. a
 ring's last step ``2(n-1)`` when the GPU count changes.
 
+Read at a glance: a numeric slider may declare ``"unit"`` (one of
+:data:`UNITS`: ``"bytes"``, ``"bytes/s"``, ``"s"``, ``"params"``, ``"count"``,
+``"m"``, ``"x"``, ``"%"``), and its readout is written in that unit with
+:mod:`course_lib.units` (``4 KiB``, ``7 B params``, ``100 km``, ``2.7 µs``;
+never ``1.00e+07``).  In the notebook every numeric slider (except a Play
+step slider) is an ``ipywidgets.SelectionSlider`` over its positions: the
+declared ``"values"``, or ``min``..``max`` by ``step`` (the exponents of a
+``FloatLogSlider``), so a learner lands on round values (1 KiB, 64 KiB,
+1 MiB) and a mouse can reach each of them (:data:`MAX_POSITIONS` at most).
+``check`` and ``update`` still accept any value in ``[min, max]``.
+
 Examples
 --------
 >>> ex = Explorer(
-...     "double", {"x": {"type": "FloatSlider", "min": 0, "max": 10, "value": 2}},
+...     "double", {"x": {"type": "FloatSlider", "min": 0, "max": 10, "step": 0.5, "value": 2}},
 ...     compute=lambda x: {"y": 2 * x}, plot=lambda data, fig: None)
 >>> ex.update(x=3)["y"]
 6.0
@@ -62,15 +73,99 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .units import check_real
+from .units import (check_real, format_bandwidth, format_bytes, format_count,
+                    format_distance, format_time)
 
-__all__ = ["Explorer", "CONTROL_TYPES", "static_mode"]
+__all__ = ["Explorer", "CONTROL_TYPES", "UNITS", "MAX_POSITIONS", "static_mode",
+           "format_value", "slider_positions"]
 
 CONTROL_TYPES = ("FloatSlider", "FloatLogSlider", "IntSlider", "Dropdown",
                  "ToggleButtons", "Checkbox")
 #: Keys of a control's declaration that the Explorer reads itself (not passed
 #: to the ipywidgets constructor).
-_OWN_KEYS = ("type", "play", "play_interval", "max_from")
+_OWN_KEYS = ("type", "play", "play_interval", "unit", "values", "max_from")
+_SLIDERS = ("FloatSlider", "FloatLogSlider", "IntSlider")
+#: The most positions a slider may have: at ~420 px of track, a mouse can still
+#: pick each one (a slider of 10,000 positions jumps from 18 to 1 on a twitch).
+MAX_POSITIONS = 61
+#: Figure resolution (pixels per inch): 8-point figure text is 13 px on screen,
+#: i.e. 10 points of the page around it.
+DPI = 120
+
+
+def _plain(value: float) -> str:
+    """A number without scientific notation: ``0.25``, ``12``, ``0.999``."""
+    text = f"{value:.3g}"
+    if "e" in text:
+        text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return text
+
+
+#: Slider readouts in a learner's units: ``unit name -> value -> text``.
+UNITS = {
+    "bytes": lambda v: format_bytes(v, binary=True),
+    "bytes/s": format_bandwidth,
+    "s": format_time,
+    "params": lambda v: format_count(v, "params"),
+    "count": format_count,
+    "m": format_distance,
+    "x": lambda v: "×" + _plain(v),
+    "%": lambda v: f"{_plain(v * 100)} %",
+}
+
+
+def format_value(spec: dict, value) -> str:
+    """A control's value as its readout shows it (the declared ``unit``, or a
+    plain number: never scientific notation).
+
+    >>> format_value({"type": "FloatLogSlider", "unit": "bytes"}, 4096.0)
+    '4 KiB'
+    >>> format_value({"type": "FloatLogSlider", "unit": "params"}, 7e9)
+    '7 B params'
+    >>> format_value({"type": "FloatSlider"}, 0.999)
+    '0.999'
+    >>> format_value({"type": "IntSlider"}, 4096)
+    '4,096'
+    """
+    unit = spec.get("unit")
+    if unit is not None:
+        return UNITS[unit](value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if float(value) == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return _plain(float(value))
+
+
+def slider_positions(spec: dict) -> list:
+    """Every value a numeric slider offers: the declared ``"values"``, or
+    ``min``..``max`` by ``step`` (for a ``FloatLogSlider``, ``base`` to those
+    exponents).
+
+    >>> slider_positions({"type": "FloatLogSlider", "base": 2, "min": 10, "max": 12,
+    ...                   "step": 1})
+    [1024.0, 2048.0, 4096.0]
+    >>> slider_positions({"type": "IntSlider", "min": 1, "max": 4, "value": 2})
+    [1, 2, 3, 4]
+    """
+    if "values" in spec:
+        return list(spec["values"])
+    kind = spec["type"]
+    lo, hi = spec["min"], spec["max"]
+    step = spec.get("step", 1 if kind == "IntSlider" else 0.1)
+    count = int(round((hi - lo) / step)) + 1
+    if kind == "IntSlider":
+        return list(range(int(lo), int(hi) + 1, int(step)))
+    if kind == "FloatLogSlider":
+        base = spec.get("base", 10)
+        return [float(base) ** round(lo + k * step, 12) for k in range(count)]
+    return [round(lo + k * step, 12) for k in range(count)]
+
+
+def _nearest(positions: list, value) -> int:
+    """Index of the position closest to ``value`` (relative distance)."""
+    return min(range(len(positions)),
+               key=lambda i: abs(positions[i] - value) / max(abs(value), 1e-300))
 
 
 def static_mode() -> bool:
@@ -109,39 +204,6 @@ def _fast_tick_labels(fig) -> None:
                 axis.set_major_formatter(FuncFormatter(_power_of_ten_label))
             if type(axis.get_minor_formatter()) is LogFormatterSciNotation:
                 axis.set_minor_formatter(NullFormatter())
-
-
-_CAPTION_FONT = None
-
-
-def _with_caption(image, text: str):
-    """``image`` with ``text`` in grey on a white strip below it (wrapped)."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    global _CAPTION_FONT
-    if _CAPTION_FONT is None:
-        try:
-            _CAPTION_FONT = ImageFont.load_default(size=11)
-        except TypeError:                       # Pillow < 10.1: the bitmap font
-            _CAPTION_FONT = ImageFont.load_default()
-    font = _CAPTION_FONT
-    width = image.width - 8
-    lines, line = [], ""
-    for word in text.split(" · "):
-        trial = f"{line} · {word}" if line else word
-        if line and font.getlength(trial) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = trial
-    lines.append(line)
-    step = 14
-    out = Image.new("RGBA", (image.width, image.height + step * len(lines) + 4), "white")
-    out.paste(image, (0, 0))
-    draw = ImageDraw.Draw(out)
-    for i, ln in enumerate(lines):
-        draw.text((4, image.height + 2 + step * i), ln, fill=(110, 110, 110), font=font)
-    return out
 
 
 def _options(spec):
@@ -204,7 +266,22 @@ class Explorer:
                 if src not in self.controls or not callable(fn):
                     raise ValueError(f"control {name!r}: 'max_from' must be (one of "
                                      f"{sorted(self.controls)}, a function)")
+            if "unit" in spec and spec["unit"] not in UNITS:
+                raise ValueError(f"control {name!r}: unit must be one of "
+                                 f"{sorted(UNITS)}, got {spec['unit']!r}")
+            if ("unit" in spec or "values" in spec) and kind not in _SLIDERS:
+                raise ValueError(f"control {name!r}: 'unit' and 'values' need a "
+                                 f"slider ({', '.join(_SLIDERS)}), got {kind}")
             self.check(name, spec["value"])
+            if kind in _SLIDERS:
+                positions = slider_positions(spec)
+                for v in positions:
+                    self.check(name, v)
+                if len(positions) > MAX_POSITIONS:
+                    raise ValueError(
+                        f"control {name!r}: {len(positions)} slider positions; at most "
+                        f"{MAX_POSITIONS} (a mouse cannot pick more): declare 'values' "
+                        f"or a coarser 'step'")
 
     # -- headless API ----------------------------------------------------
     def defaults(self) -> dict:
@@ -259,7 +336,7 @@ class Explorer:
 
         data = self.update(**values)
         if self._fig is None:
-            self._fig = Figure(figsize=self.figsize, dpi=80,
+            self._fig = Figure(figsize=self.figsize, dpi=DPI,
                                layout="constrained")
         if (self.replot is not None and self._artists is not None
                 and self.replot(data, self._fig, self._artists) is not False):
@@ -272,29 +349,21 @@ class Explorer:
         return data, self._fig
 
     def settings_text(self, **values) -> str:
-        """The control values as one line, e.g. ``"gpu H100 · n_bytes 1e+07"``:
-        the caption under every figure, so the picture records its settings."""
+        """The control values as one line in their units, e.g.
+        ``"gpu H100 · n_bytes 8 MiB"`` (for logs and screenshots' names)."""
         merged = self.defaults()
         merged.update({k: self.check(k, v) for k, v in values.items()})
         parts = []
         for name, value in merged.items():
             if isinstance(value, bool):
                 text = "on" if value else "off"
-            elif isinstance(value, float):
-                text = f"{value:.4g}"
             else:
-                text = str(value)
+                text = format_value(self.controls[name], value)
             parts.append(f"{name} {text}")
         return " · ".join(parts)
 
     def png(self, **values) -> tuple[dict, bytes]:
-        """Compute, draw and encode the figure as PNG bytes; return (data, png).
-
-        Under the figure, a strip lists the control values
-        (:meth:`settings_text`): every change of a control changes the
-        picture, even one too small to move a curve by a pixel (1000 -> 1005
-        messages), and a screenshot says what it shows.
-        """
+        """Compute, draw and encode the figure as PNG bytes; return (data, png)."""
         import io
 
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -307,11 +376,18 @@ class Explorer:
         canvas.draw()
         image = Image.frombuffer("RGBA", canvas.get_width_height(),
                                  canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        image = _with_caption(image, self.settings_text(**values))
         # encode once, with light compression: a redraw must be fast
         buf = io.BytesIO()
         image.save(buf, format="png", compress_level=1)
         return data, buf.getvalue()
+
+    def outputs(self, **values) -> tuple[bytes, str, str]:
+        """What a learner sees for these values: ``(png, readout, svg)``.
+
+        A control's move must change at least one of them (the headless and
+        the browser tests check it)."""
+        data, png = self.png(**values)
+        return png, (self.readout(data) if self.readout else ""), self.svg(data)
 
     def svg(self, data: dict) -> str:
         """The diagram for ``data`` as SVG text ("" when this explorer has none)."""
@@ -339,16 +415,56 @@ class Explorer:
         return samples[len(samples) // 2]
 
     # -- notebook UI ------------------------------------------------------
-    def _widget(self, name, spec):
+    def _description_width(self) -> str:
+        """One description width for all of this explorer's controls (aligned,
+        and wide enough that no description is cut)."""
+        longest = max((len(str(spec.get("description", name)))
+                       for name, spec in self.controls.items()
+                       if spec["type"] != "Checkbox"), default=0)
+        return f"{min(max(8 * longest + 12, 110), 300)}px"
+
+    def _widget(self, name, spec, description_width="initial"):
         import ipywidgets as w
 
+        kind = spec["type"]
         kwargs = {k: v for k, v in spec.items() if k not in _OWN_KEYS}
         kwargs.setdefault("description", name)
-        kwargs.setdefault("style", {"description_width": "initial"})
-        if spec["type"] in ("FloatSlider", "FloatLogSlider", "IntSlider"):
+        kwargs.setdefault("style", {"description_width": description_width})
+        if isinstance(kwargs.get("layout"), dict):
+            kwargs["layout"] = w.Layout(**kwargs["layout"])
+        track = f"calc({description_width} + 520px)"
+        if kind in _SLIDERS and not spec.get("play"):
+            # a slider over its positions, labelled in the learner's units
+            positions = slider_positions(spec)
+            index = _nearest(positions, spec["value"])
+            options = [(format_value(spec, v), v) for v in positions]
+            for key in ("min", "max", "step", "base", "readout_format", "value"):
+                kwargs.pop(key, None)
             kwargs.setdefault("continuous_update", False)
-            kwargs.setdefault("layout", w.Layout(width="420px"))
-        return getattr(w, spec["type"])(**kwargs)
+            kwargs.setdefault("layout", w.Layout(width=track, max_width="100%"))
+            return w.SelectionSlider(options=options, index=index, **kwargs)
+        if kind in _SLIDERS:
+            kwargs.setdefault("continuous_update", False)
+            kwargs.setdefault("layout", w.Layout(width=track, max_width="100%"))
+        elif kind == "Checkbox":
+            kwargs.pop("style", None)
+            kwargs.setdefault("indent", False)
+            kwargs.setdefault("layout", w.Layout(width="auto"))
+        elif kind == "ToggleButtons":
+            labels = [str(o[0] if isinstance(o, (tuple, list)) else o)
+                      for o in spec["options"]]
+            button = 8 * max(len(t) for t in labels) + 28
+            # the description goes in a label beside the buttons (see show()):
+            # a ToggleButtons' own description wraps above them and is cut
+            kwargs["description"] = ""
+            kwargs["style"] = {"button_width": f"{button}px"}
+        elif kind == "Dropdown":
+            labels = [str(o[0] if isinstance(o, (tuple, list)) else o)
+                      for o in spec["options"]]
+            menu = min(max(8 * max(len(t) for t in labels) + 40, 160), 620)
+            kwargs.setdefault("layout", w.Layout(width=f"calc({description_width} + {menu}px)",
+                                                 max_width="100%"))
+        return getattr(w, kind)(**kwargs)
 
     def show(self):
         """Display the explorer (widgets in JupyterLab, a static figure in
@@ -368,14 +484,15 @@ class Explorer:
 
         import ipywidgets as w
 
-        controls = {name: self._widget(name, spec)
+        width = self._description_width()
+        controls = {name: self._widget(name, spec, width)
                     for name, spec in self.controls.items()}
         # The figure travels as PNG bytes in an Image widget's value: a model
         # update that every front end (JupyterLab, Notebook 7, VS Code, Colab)
         # redraws, unlike an inline-backend figure or output captured into an
         # Output widget from a widget callback.
-        image = w.Image(format="png")
-        plot = w.Box([image], layout=w.Layout(min_height="120px"))
+        image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto"))
+        plot = w.Box([image], layout=w.Layout(min_height="120px", max_width="100%"))
         plot.add_class("ic-plot")
         text = w.HTML()
         text.add_class("ic-readout")
@@ -401,7 +518,13 @@ class Explorer:
         for name, c in controls.items():
             spec = self.controls[name]
             play = None
-            if spec.get("play"):
+            if spec["type"] == "ToggleButtons":
+                label = w.HTML(f"<div style='text-align:right;padding-right:8px'>"
+                               f"{spec.get('description', name)}</div>",
+                               layout=w.Layout(width=width, min_width=width))
+                label.add_class("ic-label")
+                rows.append(w.HBox([label, c], layout=w.Layout(align_items="center")))
+            elif spec.get("play"):
                 play = w.Play(min=spec["min"], max=spec["max"], step=spec.get("step", 1),
                               value=spec["value"], interval=spec.get("play_interval", 700),
                               description="play")

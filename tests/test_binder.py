@@ -1,5 +1,6 @@
 """Binder set-up: environment.yml agrees with pyproject.toml, and postBuild leaves
-nbgrader's instructor plugins disabled in a fresh environment."""
+nbgrader's instructor plugins disabled in a fresh environment; `make lab` runs the
+same script (scripts/learner_lab.sh), and apt.txt brings the glossary's CJK font."""
 
 from __future__ import annotations
 
@@ -115,6 +116,78 @@ def test_student_extension_lists_keep_validate():
             "nbgrader.server_extensions.course_list"} <= server
     assert "@jupyter/nbgrader:validate-assignment" not in lab
     assert "nbgrader.server_extensions.validate_assignment" not in server
+    assert "@jupyter/nbgrader:menu" in lab          # the Nbgrader menu lists instructor tools
+
+
+def test_make_lab_and_postbuild_share_one_learner_script():
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    lab_rule = re.search(r"^lab:([^\n]*)\n", makefile, flags=re.M).group(1)
+    assert "learner-lab" in lab_rule.split("##")[0]
+    assert re.search(r"^learner-lab:.*\n\t@?bash scripts/learner_lab\.sh \$\(PY\)\s*$",
+                     makefile, flags=re.M)
+    post = (REPO / "postBuild").read_text(encoding="utf-8")
+    assert "bash scripts/learner_lab.sh python" in post
+    assert "labextension disable" not in post       # one copy of the switches, in the script
+
+
+def test_apt_txt_brings_a_cjk_font_for_the_glossary():
+    packages = (REPO / "apt.txt").read_text(encoding="utf-8").split()
+    assert "fonts-noto-cjk" in packages
+
+
+def _prefix_venv(root: Path) -> Path:
+    """A venv whose packages are this interpreter's (a .pth file), whose Jupyter
+    data is this environment's (a link), and whose config starts as a copy of
+    this environment's: the script writes there, not here."""
+    venv = root / "venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv",
+                    "--without-pip", str(venv)], check=True, timeout=120)
+    site = subprocess.run([str(venv / "bin" / "python"), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    import sysconfig
+    Path(site, "here.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (venv / "share").mkdir(exist_ok=True)
+    os.symlink(Path(sys.prefix) / "share" / "jupyter", venv / "share" / "jupyter")
+    if (Path(sys.prefix) / "etc").is_dir():
+        shutil.copytree(Path(sys.prefix) / "etc", venv / "etc")
+    return venv
+
+
+def _this_env_config() -> dict:
+    etc = Path(sys.prefix) / "etc" / "jupyter"
+    return {str(f): f.read_bytes() for f in etc.rglob("*") if f.is_file()} if etc.is_dir() else {}
+
+
+def test_learner_lab_script_is_idempotent_and_reversible(tmp_path):
+    pytest.importorskip("jupyterlab", reason="JupyterLab is part of the course extra")
+    pytest.importorskip("nbgrader", reason="nbgrader is part of the course extra")
+    ours = _this_env_config()
+    venv = _prefix_venv(tmp_path)
+    py = str(venv / "bin" / "python")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+
+    def run(*args):
+        proc = subprocess.run(["bash", str(REPO / "scripts" / "learner_lab.sh"), py, *args],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stdout
+
+    page = venv / "etc" / "jupyter" / "labconfig" / "page_config.json"
+    assert "learner set-up" in run()
+    config = json.loads(page.read_text())
+    assert {k for k, v in config["disabledExtensions"].items() if v} == \
+        set(autograder.STUDENT_DISABLED_EXTENSIONS)
+    assert {k for k, v in config["lockedExtensions"].items() if v} == \
+        set(autograder.STUDENT_DISABLED_EXTENSIONS)
+    before = page.read_text()
+    assert run() == ""                              # the second run changes nothing
+    assert page.read_text() == before
+    assert "instructor set-up" in run("--instructor")
+    config = json.loads(page.read_text())
+    assert not any(config.get("disabledExtensions", {}).values())
+    assert not any(config.get("lockedExtensions", {}).values())
+    assert _this_env_config() == ours, "the script changed this environment's config"
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +205,8 @@ def fresh_env(tmp_path_factory):
                    check=True, timeout=600)
     repo = root / "repo"
     repo.mkdir()
-    for name in ("pyproject.toml", "README.md", "postBuild"):
+    for name in ("pyproject.toml", "README.md", "postBuild", "scripts/learner_lab.sh"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, repo / name)
     for pkg in ("course_lib", "autograder"):
         shutil.copytree(REPO / pkg, repo / pkg,

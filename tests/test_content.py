@@ -162,6 +162,20 @@ def test_chapter_quizzes_complete(chapter):
         assert set(q.why_wrong) == set(range(len(q.options))) - set(q.answer)
 
 
+@pytest.mark.parametrize("chapter", range(1, 12))
+def test_multiple_choice_hint_said_once(chapter):
+    """The quiz adds "(choose all that apply)" to a multiple-choice prompt; a
+    bank prompt that says it too would show it twice."""
+    from course_lib.quiz import prompt_text
+
+    qs = content.chapter_quiz(chapter) + (content.INTERVIEW_QUESTIONS if chapter == 11 else [])
+    for q in qs:
+        shown = prompt_text(q).lower()
+        assert shown.count("all that apply") == (1 if q.multiple else 0), q.prompt
+        assert "all that apply" not in q.prompt.lower(), \
+            f"chapter {chapter}: the bank's prompt says the hint itself: {q.prompt!r}"
+
+
 def test_chapter_9_rule_question_is_strong_scaling():
     """Q1 keys the seeds' rule as strong scaling with a ring (T_comm = 2S/B)."""
     q = content.CHAPTER_QUESTIONS[9][0]

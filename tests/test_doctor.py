@@ -135,7 +135,11 @@ def test_missing_required_package_fails_with_fix(monkeypatch, venv_path, capsys)
     assert not doctor.ready(checks)
     assert doctor.main(["--quick"]) == 1
     out = capsys.readouterr().out
-    assert "NOT READY" in out and "networkx" in out and "fix:" in out
+    assert "networkx" in out and "fix:" in out
+    assert out.strip().splitlines()[-1] == \
+        "Not ready: fix networkx (see above), then run this again."
+    assert doctor.main(["--quick", "--instructor"]) == 1
+    assert "NOT READY" in capsys.readouterr().out
 
 
 def test_uninstalled_and_too_old_packages(monkeypatch):
@@ -165,6 +169,29 @@ def test_missing_optional_things_only_warn(monkeypatch, venv_path):
         assert gpu.status == "warn" and ".[gpu]" in gpu.fix
     assert doctor.ready(checks)
     assert doctor.main(["--quick"]) == 0
+
+
+def test_a_learner_sees_one_verdict_and_no_grading_items(monkeypatch, venv_path, capsys):
+    """Chapter 0's check: what the course needs, then one verdict line; alembic
+    (nbgrader's gradebook), chromium and the test tools are an instructor's."""
+    monkeypatch.setenv("PATH", "/nonexistent")      # alembic not found: an instructor's problem
+    learner = doctor.report(quick=True, instructor=False)
+    names = {c.name for c in learner}
+    assert "alembic on PATH" not in names and "chromium (browser tests)" not in names
+    assert not any(c.name.startswith(("pytest", "playwright")) for c in learner)
+    assert "nbgrader imports" in names and "MPI" in names
+    assert doctor.run(quick=True) is doctor.ready(learner)
+    out = capsys.readouterr().out
+    assert "alembic" not in out and "chromium" not in out
+    last = out.strip().splitlines()[-1]
+    assert last in ("Ready for the course.",) or last.startswith("Not ready: fix ")
+    assert "problem(s)" not in out              # no instructor's tally
+    everything = doctor.report(quick=True)
+    alembic = by_name(everything, "alembic on PATH")
+    assert alembic.status == "fail" and alembic.instructor_only and alembic.blocking
+    assert not doctor.ready(everything)
+    assert doctor.run(quick=True, instructor=True) is False
+    assert "alembic" in capsys.readouterr().out
 
 
 def test_alembic_not_on_path_is_a_failure_with_the_path_fix(monkeypatch):

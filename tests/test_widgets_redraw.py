@@ -2,22 +2,28 @@
 
 ``Explorer.show()`` puts the figure, as PNG bytes, into an ``ipywidgets.Image``;
 JupyterLab redraws an Image when its value changes.  Here: moving any control
-of any explorer (one keyboard step of a slider, or another option) changes
-those bytes -- the figure, or at least its settings strip.
+of any explorer (five keyboard steps of a slider, or another option) changes
+what the learner sees -- the figure, the readout or the drawing.  And every
+slider is one a learner can read and use: readouts in units, never scientific
+notation, few enough positions for a mouse, the default among them.
 """
 
-import math
+import re
 
 import pytest
 
 from course_lib.explorers import iter_explorers
-from course_lib.widgets import Explorer
+from course_lib.widgets import (MAX_POSITIONS, Explorer, format_value,
+                                slider_positions)
+
+SLIDERS = ("FloatSlider", "FloatLogSlider", "IntSlider")
+SCIENTIFIC = re.compile(r"\d[eE][+-]?\d")
 
 EXPLORERS = list(iter_explorers())
 
 
 def _moved(spec):
-    """The value one learner's move away from the default: five keyboard steps of a
+    """The value one learner's move away from the default: five positions of a
     slider (toward the side with room), or the next option."""
     kind, value = spec["type"], spec["value"]
     if kind == "Checkbox":
@@ -25,25 +31,50 @@ def _moved(spec):
     if kind in ("Dropdown", "ToggleButtons"):
         opts = [o[1] if isinstance(o, (tuple, list)) else o for o in spec["options"]]
         return opts[(opts.index(value) + 1) % len(opts)]
-    step = spec.get("step", 1 if kind == "IntSlider" else 0.1)
-    if kind == "FloatLogSlider":
-        base = spec.get("base", 10)
-        e = math.log(value, base)
-        e = min(e + 5 * step, spec["max"]) if e < spec["max"] else max(e - 5 * step, spec["min"])
-        return base ** e
-    lo, hi = spec["min"], spec["max"]
-    v = min(value + 5 * step, hi) if value < hi else max(value - 5 * step, lo)
-    return int(v) if kind == "IntSlider" else v
+    positions = slider_positions(spec)
+    i = min(range(len(positions)), key=lambda k: abs(positions[k] - value))
+    j = min(i + 5, len(positions) - 1) if i < len(positions) - 1 else max(i - 5, 0)
+    return positions[j]
 
 
 @pytest.mark.parametrize("name,factory", EXPLORERS, ids=[n for n, _ in EXPLORERS])
-def test_every_control_changes_the_picture(name, factory):
+def test_every_control_changes_what_the_learner_sees(name, factory):
     ex = factory()
-    _, base = ex.png()
+    base = ex.outputs()
     for control, spec in ex.controls.items():
         value = _moved(spec)
-        _, png = ex.png(**{control: value})
-        assert png != base, f"{name}: moving {control} to {value!r} left the PNG unchanged"
+        moved = ex.outputs(**{control: value})
+        assert moved != base, (f"{name}: moving {control} to {value!r} left the figure, "
+                               f"the readout and the drawing unchanged")
+
+
+@pytest.mark.parametrize("name,factory", EXPLORERS, ids=[n for n, _ in EXPLORERS])
+def test_sliders_read_in_units_and_fit_a_mouse(name, factory):
+    ex = factory()
+    for control, spec in ex.controls.items():
+        if spec["type"] not in SLIDERS:
+            continue
+        positions = slider_positions(spec)
+        assert 2 <= len(positions) <= MAX_POSITIONS, (name, control, len(positions))
+        assert min(abs(p - spec["value"]) for p in positions) <= 1e-9 * abs(spec["value"]), \
+            f"{name}: {control}'s default {spec['value']} is not one of its positions"
+        labels = [format_value(spec, v) for v in positions]
+        for text in labels:
+            assert not SCIENTIFIC.search(text), f"{name}: {control} reads {text!r}"
+        if spec["type"] == "FloatLogSlider":
+            assert "unit" in spec, f"{name}: {control} spans decades; declare its unit"
+        description = str(spec.get("description", control))
+        assert len(description) <= 32, f"{name}: {control}'s description is long: {description!r}"
+
+
+def test_a_slider_of_thousands_of_positions_is_refused():
+    with pytest.raises(ValueError, match="slider positions"):
+        Explorer("t", {"n": {"type": "IntSlider", "min": 1, "max": 10000, "value": 10}},
+                 compute=lambda n: {}, plot=lambda d, fig: None)
+    with pytest.raises(ValueError, match="unit must be one of"):
+        Explorer("t", {"n": {"type": "IntSlider", "min": 1, "max": 9, "value": 1,
+                             "unit": "furlongs"}},
+                 compute=lambda n: {}, plot=lambda d, fig: None)
 
 
 def test_show_redraws_the_image_widget_on_a_change():
@@ -53,7 +84,8 @@ def test_show_redraws_the_image_widget_on_a_change():
                   plot=lambda data, fig: fig.add_subplot(1, 1, 1).bar([0], [data["y"]]),
                   readout=lambda d: f"y = {d['y']}")
     box = ex.show()
-    slider = next(c for c in box.children if type(c).__name__ == "IntSlider")
+    slider = next(c for c in box.children if type(c).__name__ == "SelectionSlider")
+    assert slider.label == "2" and slider.readout
     plot = next(c for c in box.children if "ic-plot" in c._dom_classes)
     image = plot.children[0]
     readout = next(c for c in box.children if "ic-readout" in c._dom_classes)

@@ -22,6 +22,14 @@ A missing *required* item makes :func:`main` exit non-zero; optional items
 (GPU, chromium, test tools) only warn.  No check ever raises: a check that
 crashes is reported as a problem with its exception.
 
+Two audiences.  A learner (the default of ``doctor.run()`` in chapter 0 and of
+``make doctor``) sees what the course needs and one verdict at the end,
+"Ready for the course." or "Not ready: ...".  Items only an instructor or a
+developer needs -- ``alembic`` for nbgrader's gradebook, the test and
+benchmark tools, chromium for the browser tests -- are checked and listed
+with ``--instructor`` (``doctor.run(instructor=True)``; :func:`report`
+includes them by default), and never make a learner's set-up "not ready".
+
 Examples
 --------
 >>> c = Check("demo", "warn", "something optional is missing", fix="install it",
@@ -44,7 +52,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["Check", "report", "ready", "run", "main", "print_report", "format_table",
+__all__ = ["Check", "report", "ready", "verdict", "run", "main", "print_report", "format_table",
            "requirements", "add_arguments", "COURSE_MEMORY_BYTES"]
 
 #: Peak memory the whole course needs in one session, bytes (1.5 GB, GB = 1e9).
@@ -95,6 +103,9 @@ class Check:
     required : bool
         Whether the course needs it; a required item that fails makes the
         doctor exit non-zero.
+    instructor_only : bool
+        Grading or testing only (``alembic``, chromium, test tools): not
+        shown to a learner, and never blocking for one.
     """
 
     name: str
@@ -102,6 +113,7 @@ class Check:
     detail: str
     fix: str = ""
     required: bool = True
+    instructor_only: bool = False
 
     def __post_init__(self):
         if self.status not in _STATUSES:
@@ -548,7 +560,12 @@ def _safe(fn, name: str, required: bool, *args, **kwargs) -> Check:
                      required=required)
 
 
-def report(quick: bool = False) -> list[Check]:
+def _for_instructors(check: Check) -> Check:
+    check.instructor_only = True
+    return check
+
+
+def report(quick: bool = False, instructor: bool = True) -> list[Check]:
     """Run every check and return the results (never raises).
 
     Parameters
@@ -556,6 +573,9 @@ def report(quick: bool = False) -> list[Check]:
     quick : bool
         Skip the slower checks' work (the 2-rank MPI run; only ``mpiexec``
         is located).
+    instructor : bool
+        Include the grading and testing items (``instructor_only``); with
+        ``False`` they are not run at all (a learner's view).
     """
     try:
         reqs = requirements()
@@ -571,7 +591,7 @@ def report(quick: bool = False) -> list[Check]:
     for spec in reqs["required"]:
         checks.append(_safe(check_package, spec, True, spec, True))
     for spec in reqs["optional"]:
-        checks.append(_safe(check_package, spec, False, spec, False))
+        checks.append(_for_instructors(_safe(check_package, spec, False, spec, False)))
     checks += [
         _safe(check_widgets_frontend, "ipywidgets front-end", True),
         _safe(check_matplotlib, "matplotlib draws", True),
@@ -579,10 +599,10 @@ def report(quick: bool = False) -> list[Check]:
         _safe(check_mpi, "MPI", True, run_hello=not quick),
         _safe(check_memory, "memory", True),
         _safe(check_nbgrader, "nbgrader imports", True),
-        _safe(check_alembic, "alembic on PATH", True),
-        _safe(check_chromium, "chromium (browser tests)", False),
+        _for_instructors(_safe(check_alembic, "alembic on PATH", True)),
+        _for_instructors(_safe(check_chromium, "chromium (browser tests)", False)),
     ]
-    return checks
+    return checks if instructor else [c for c in checks if not c.instructor_only]
 
 
 def ready(checks: list[Check]) -> bool:
@@ -590,8 +610,29 @@ def ready(checks: list[Check]) -> bool:
     return not any(c.blocking for c in checks)
 
 
-def format_table(checks: list[Check]) -> str:
-    """The checks as a readable table, fixes indented under each problem."""
+def verdict(checks: list[Check]) -> str:
+    """One line a learner acts on: ``"Ready for the course."`` or
+    ``"Not ready: fix <items> (see above), then run this again."``
+
+    >>> verdict([Check("numpy", "ok", "2.1")])
+    'Ready for the course.'
+    >>> verdict([Check("numpy", "fail", "missing"), Check("GPU", "warn", "none", required=False)])
+    'Not ready: fix numpy (see above), then run this again.'
+    """
+    blocking = [c.name for c in checks if c.blocking]
+    if blocking:
+        return f"Not ready: fix {', '.join(blocking)} (see above), then run this again."
+    return "Ready for the course."
+
+
+def format_table(checks: list[Check], instructor: bool = True) -> str:
+    """The checks as a readable table, fixes indented under each problem.
+
+    An instructor's table ends with the counts and the verdict; a learner's
+    (``instructor=False``) leaves out the grading and testing items and ends
+    with the :func:`verdict` alone."""
+    if not instructor:
+        checks = [c for c in checks if not c.instructor_only]
     width = max([len(c.name) for c in checks] + [10])
     lines = ["Interconnect City - environment doctor", ""]
     for c in checks:
@@ -599,22 +640,26 @@ def format_table(checks: list[Check]) -> str:
         lines.append(f"  {c.mark:<4} {c.name:<{width}}  {c.detail}{opt}")
         if c.fix and c.status != "ok":
             lines.append(f"  {'':<4} {'':<{width}}  fix: {c.fix}")
+    if not instructor:
+        return "\n".join(lines + ["", verdict(checks)])
     n = {s: sum(c.status == s for c in checks) for s in _STATUSES}
-    verdict = ("READY for the course" if ready(checks)
+    overall = ("READY for the course" if ready(checks)
                else "NOT READY: fix the required items marked " + Check("x", "fail", "").mark)
-    lines += ["", f"{n['ok']} ok, {n['warn']} warning(s), {n['fail']} problem(s) -- {verdict}"]
+    lines += ["", f"{n['ok']} ok, {n['warn']} warning(s), {n['fail']} problem(s) -- {overall}"]
     return "\n".join(lines)
 
 
-def run(print_: bool = True, quick: bool = False) -> bool:
+def run(print_: bool = True, quick: bool = False, instructor: bool = False) -> bool:
     """Run the checks, print the table (when ``print_``) and return readiness.
 
-    For a notebook cell: ``from course_lib import doctor; doctor.run()``.
+    For a notebook cell: ``from course_lib import doctor; doctor.run()`` -- a
+    learner's view that ends with one verdict line; ``instructor=True`` adds
+    the grading and testing items.
     """
-    checks = report(quick=quick)
+    checks = report(quick=quick, instructor=instructor)
     if print_:
         try:
-            print(format_table(checks))
+            print(format_table(checks, instructor=instructor))
         except Exception:
             pass
     return ready(checks)
@@ -630,7 +675,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--quick", action="store_true",
                         help="skip the 2-rank MPI run (only locate mpiexec)")
-    parser.set_defaults(run=lambda a: print_report(as_json=a.json, quick=a.quick),
+    parser.add_argument("--instructor", action="store_true",
+                        help="also check what grading and the tests need (alembic, "
+                             "chromium, test tools)")
+    parser.set_defaults(run=lambda a: print_report(as_json=a.json, quick=a.quick,
+                                                   instructor=a.instructor),
                         command_parser=parser)
 
 
@@ -643,16 +692,18 @@ def main(argv: list[str] | None = None) -> int:
     return run_parser(parser, argv)
 
 
-def print_report(as_json: bool = False, quick: bool = False) -> int:
+def print_report(as_json: bool = False, quick: bool = False, instructor: bool = False) -> int:
     """Run the checks, print them (a table, or JSON) and return the exit
     status: 0 ready, 1 not ready."""
-    checks = report(quick=quick)
+    checks = report(quick=quick, instructor=instructor)
     ok = ready(checks)
     if as_json:
-        print(json.dumps({"ready": ok, "checks": [dict(asdict(c), mark=c.mark) for c in checks]},
+        print(json.dumps({"ready": ok, "verdict": verdict(checks),
+                          "audience": "instructor" if instructor else "learner",
+                          "checks": [dict(asdict(c), mark=c.mark) for c in checks]},
                          indent=2, ensure_ascii=False))
     else:
-        print(format_table(checks))
+        print(format_table(checks, instructor=instructor))
     return 0 if ok else 1
 
 

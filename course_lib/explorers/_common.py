@@ -30,15 +30,18 @@ def no_minor_ticks(ax):
 
 
 def loglog_axes(fig, xlabel="message size", ylabel="time", **margins):
-    """One log-log axis with readable byte and time tick labels."""
+    """One log-log axis with readable byte (binary, round powers of two) and
+    time tick labels."""
     from matplotlib.ticker import FuncFormatter
+
+    from ..plots import bytes_axis
 
     fast_layout(fig, **margins)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
     ax.set_yscale("log")
     no_minor_ticks(ax)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v, digits=2)))
+    bytes_axis(ax.xaxis)        # 1 KiB, 32 KiB, 1 MiB: the sliders' units
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_time(v, digits=2)))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -46,10 +49,10 @@ def loglog_axes(fig, xlabel="message size", ylabel="time", **margins):
     return ax
 
 
-def bytes_formatter():
+def bytes_formatter(binary: bool = False):
     from matplotlib.ticker import FuncFormatter
 
-    return FuncFormatter(lambda v, _: format_bytes(v, digits=2))
+    return FuncFormatter(lambda v, _: format_bytes(v, binary=binary, digits=2))
 
 
 def time_formatter():

@@ -35,15 +35,14 @@ SIZES_BYTES = np.logspace(0, 10, 41)
 CONTROLS = {
     "route": {"type": "Dropdown", "options": ROUTE_LABELS, "value": "p2p-nvlink",
               "description": "route"},
-    "n_bytes": {"type": "FloatLogSlider", "min": 0, "max": 10, "step": 0.25,
-                "value": 1e6, "description": "message size (bytes)",
-                "readout_format": ".3g"},
+    "n_bytes": {"type": "FloatLogSlider", "base": 2, "min": 0, "max": 34, "step": 1,
+                "value": 2.0 ** 20, "description": "message size", "unit": "bytes"},
     "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
     "nic": {"type": "Dropdown", "options": hardware.nic_names(), "value": "NDR",
             "description": "NIC (RDMA)"},
-    "distance_m": {"type": "FloatLogSlider", "min": 0, "max": 5, "step": 0.25,
-                   "value": 10.0, "description": "cable length, m (RDMA)",
-                   "readout_format": ".3g"},
+    "distance_m": {"type": "FloatLogSlider", "min": 0, "max": 5, "value": 10.0,
+                   "values": [m * 10.0 ** e for e in range(5) for m in (1, 2, 5)] + [1e5],
+                   "description": "cable (RDMA)", "unit": "m"},
     "memory": {"type": "ToggleButtons", "options": list(analytic.HOST_MEMORY),
                "value": "pinned", "description": "host memory"},
 }
@@ -56,7 +55,7 @@ def compute(route, n_bytes, gpu, nic, distance_m, memory):
     times = {r: np.array([analytic.route_transfer_time_s(d, r, **kw)
                           for d in SIZES_BYTES]) for r in params}
     t = analytic.route_transfer_time_s(n_bytes, route, **kw)
-    return {"route": route, "n_bytes": n_bytes, "sizes_bytes": SIZES_BYTES,
+    return {"route": route, "gpu": gpu, "n_bytes": n_bytes, "sizes_bytes": SIZES_BYTES,
             "times_s": times, "params": params, "time_s": t,
             "cluster": node_cluster(gpu, nodes=2, nic=nic), "memory": memory,
             "distance_m": distance_m,
@@ -80,7 +79,7 @@ def plot(data, fig):
 def readout(data):
     p = data["params"][data["route"]]
     legs = f" x {p['legs']} legs" if p["legs"] > 1 else ""
-    return (f"<b>{p['label']}</b>: {format_bytes(data['n_bytes'])} takes "
+    return (f"<b>{p['label']}</b> ({data['gpu']}): {format_bytes(data['n_bytes'], binary=True)} takes "
             f"<b>{format_time(data['time_s'])}</b> "
             f"(start-up {format_time(p['latency_s'])} + size / "
             f"{format_bandwidth(p['bw_bytes_per_s'])} per direction{legs}); "

@@ -23,12 +23,11 @@ from ._common import COLOURS, fast_layout, node_cluster, time_formatter
 NIC = "NDR"
 
 CONTROLS = {
-    "t_compute_s": {"type": "FloatLogSlider", "min": -4, "max": 1, "step": 0.25,
-                    "value": 0.1, "description": "compute time per step (s)",
-                    "readout_format": ".3g"},
-    "n_bytes": {"type": "FloatLogSlider", "min": 3, "max": 11, "step": 0.25,
-                "value": 1e9, "description": "bytes to move per step",
-                "readout_format": ".3g"},
+    "t_compute_s": {"type": "FloatLogSlider", "min": -4, "max": 1, "value": 0.1,
+                    "values": [m * 10.0 ** e for e in range(-4, 1) for m in (1, 2, 5)] + [10.0],
+                    "description": "compute per step", "unit": "s"},
+    "n_bytes": {"type": "FloatLogSlider", "base": 2, "min": 10, "max": 37, "step": 1,
+                "value": 2.0 ** 30, "description": "bytes per step", "unit": "bytes"},
     "gpu": {"type": "Dropdown", "options": ["V100", "A100", "H100", "B200"],
             "value": "H100"},
 }
@@ -71,7 +70,7 @@ def plot(data, fig):
 def readout(data):
     best = max(data["utilisation"], key=data["utilisation"].get)
     worst = min(data["utilisation"], key=data["utilisation"].get)
-    return (f"Moving {format_bytes(data['n_bytes'])} after "
+    return (f"Moving {format_bytes(data['n_bytes'], binary=True)} after "
             f"{format_time(data['t_compute_s'])} of compute: utilisation "
             f"{data['utilisation'][best]:.0%} over {best}, "
             f"{data['utilisation'][worst]:.0%} over {worst}.")

@@ -23,7 +23,7 @@ from ._common import bw_formatter, fast_layout, node_cluster
 CONTROLS = {
     "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
     "links_used": {"type": "IntSlider", "min": 1, "max": 18, "value": 9,
-                   "description": "links used (clipped to the GPU's count)"},
+                   "description": "links used"},
     "both_directions": {"type": "Checkbox", "value": False,
                         "description": "add both directions (marketing figure)"},
 }

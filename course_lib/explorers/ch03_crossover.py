@@ -29,11 +29,10 @@ SIZES_BYTES = np.logspace(2, 10, 33)
 
 CONTROLS = {
     "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
-    "n_bytes": {"type": "FloatLogSlider", "min": 2, "max": 10, "step": 0.25,
-                "value": 1e7, "description": "message size (bytes)",
-                "readout_format": ".3g"},
+    "n_bytes": {"type": "FloatLogSlider", "base": 2, "min": 6, "max": 34, "step": 1,
+                "value": 2.0 ** 23, "description": "message size", "unit": "bytes"},
     "nvlink_links": {"type": "IntSlider", "min": 1, "max": 18, "value": 18,
-                     "description": "NVLink links between the pair (up to the GPU's)"},
+                     "description": "NVLink links"},
 }
 
 
@@ -142,7 +141,7 @@ def readout(data):
             f"{format_bandwidth(data['pcie']['bw_bytes_per_s'])} crossed twice). "
             f"{_verdict(data['crossover_p2p_bytes'], 'PCIe peer-to-peer')}; "
             f"{_verdict(data['crossover_bytes'], 'staging')}. At "
-            f"{format_bytes(data['n_bytes'])}: NVLink {format_time(data['t_nvlink_s'])}, "
+            f"{format_bytes(data['n_bytes'], binary=True)}: NVLink {format_time(data['t_nvlink_s'])}, "
             f"PCIe P2P {format_time(data['t_pcie_p2p_s'])}, staged "
             f"{format_time(data['t_pcie_s'])} -- {faster} is fastest.")
 

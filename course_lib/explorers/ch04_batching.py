@@ -35,10 +35,11 @@ N_GRID = np.unique(np.round(np.logspace(0, 4, 25)).astype(int))
 
 CONTROLS = {
     "n_messages": {"type": "IntSlider", "min": 1, "max": 10000, "value": 1000,
-                   "description": "number of copies N"},
-    "bytes_per_message": {"type": "FloatLogSlider", "min": 2, "max": 8, "step": 0.25,
-                          "value": 4096, "description": "bytes per copy",
-                          "readout_format": ".3g"},
+                   "values": [m * 10 ** e for e in range(4) for m in (1, 2, 5)] + [10000],
+                   "description": "copies N", "unit": "count"},
+    "bytes_per_message": {"type": "FloatLogSlider", "base": 2, "min": 6, "max": 27,
+                          "step": 1, "value": 4096.0, "description": "bytes per copy",
+                          "unit": "bytes"},
     "memory": {"type": "ToggleButtons", "options": list(analytic.HOST_MEMORY),
                "value": "pinned", "description": "host memory"},
     "pcie_gen": {"type": "Dropdown", "options": [3, 4, 5, 6], "value": 5,
@@ -68,7 +69,7 @@ def compute(n_messages, bytes_per_message, memory, pcie_gen, latency):
 
 
 def _title(data):
-    return (f"{format_bytes(data['bytes_per_message'])} per copy over PCIe "
+    return (f"{format_bytes(data['bytes_per_message'], binary=True)} per copy over PCIe "
             f"Gen{data['pcie_gen']}, {data['memory']} memory")
 
 
@@ -113,14 +114,15 @@ def replot(data, fig, artists):
 
 def readout(data):
     saving = data["t_separate_s"] - data["t_batched_s"]
-    return (f"{data['n_messages']} copies of {format_bytes(data['bytes_per_message'])}: "
+    return (f"{data['n_messages']:,} copies of "
+            f"{format_bytes(data['bytes_per_message'], binary=True)}: "
             f"one by one <b>{format_time(data['t_separate_s'])}</b>, batched "
             f"<b>{format_time(data['t_batched_s'])}</b> "
             f"({data['t_separate_s'] / data['t_batched_s']:.1f}x; saves (N-1) x alpha = "
             f"{format_time(saving)}). Each small copy alone delivers only "
             f"{format_bandwidth(data['effective_bw_separate_bytes_per_s'])} of "
             f"{format_bandwidth(data['bw_bytes_per_s'])} per direction; half the "
-            f"bandwidth needs {format_bytes(data['half_bw_bytes'])} per copy.")
+            f"bandwidth needs {format_bytes(data['half_bw_bytes'], binary=True)} per copy.")
 
 
 def diagram(data):

@@ -31,14 +31,13 @@ ENDPOINTS = [
 SIZES_BYTES = np.logspace(0, 10, 41)
 
 CONTROLS = {
-    "distance_m": {"type": "FloatLogSlider", "min": 0, "max": 6, "step": 0.25,
-                   "value": 100.0, "description": "cable length (m)",
-                   "readout_format": ".3g"},
+    "distance_m": {"type": "FloatLogSlider", "min": 0, "max": 6, "value": 100.0,
+                   "values": [m * 10.0 ** e for e in range(6) for m in (1, 2, 5)] + [1e6],
+                   "description": "cable length", "unit": "m"},
     "nic": {"type": "Dropdown", "options": hardware.nic_names(), "value": "NDR",
             "description": "port"},
-    "n_bytes": {"type": "FloatLogSlider", "min": 0, "max": 10, "step": 0.25,
-                "value": 1e6, "description": "message size (bytes)",
-                "readout_format": ".3g"},
+    "n_bytes": {"type": "FloatLogSlider", "base": 2, "min": 0, "max": 34, "step": 1,
+                "value": 2.0 ** 20, "description": "message size", "unit": "bytes"},
     "endpoint": {"type": "Dropdown", "options": ENDPOINTS,
                  "value": "rdma_small_one_way", "description": "end points"},
 }
@@ -106,8 +105,8 @@ def plot(data, fig):
                           label="fibre, one way")
     floor_line = ax.axhline(floor, color=_LINE_COLOURS[data["endpoint"]], ls=":", lw=1)
     point, = ax.plot([data["n_bytes"]], [data["time_s"]], "ko", ms=5)
-    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=6))
-    ax.xaxis.set_major_formatter(bytes_formatter())
+    ax.xaxis.set_major_locator(LogLocator(base=2.0 ** 5, numticks=8))  # 1 KiB, 32 KiB, 1 MiB
+    ax.xaxis.set_major_formatter(bytes_formatter(binary=True))
     ax.yaxis.set_major_formatter(time_formatter())
     ax.set_xlabel("message size")
     ax.set_title(_title(data), fontsize=10, y=1.0)
@@ -140,7 +139,7 @@ def replot(data, fig, artists):
 def readout(data):
     return (f"{data['family']} {data['nic']}: {data['rate_gbit_per_s']:g} Gb/s = "
             f"{format_bandwidth(data['bw_bytes_per_s'])} per direction. "
-            f"{format_bytes(data['n_bytes'])} over {_distance(data['distance_m'])}: fibre one way "
+            f"{format_bytes(data['n_bytes'], binary=True)} over {_distance(data['distance_m'])}: fibre one way "
             f"{format_time(data['fibre_s'])} + end points {format_time(data['endpoint_s'])} + "
             f"size/rate {format_time(data['serialisation_s'])} = arrives after "
             f"<b>{format_time(data['time_s'])}</b>; a sender waiting for the completion "

@@ -26,9 +26,9 @@ from .. import content, predict, traffic
 from ..draw import collectives as drawn
 from ..analytic import busbw_factor, ring_allreduce_bytes_per_rank
 from ..clusters import cluster
+from ..plots import bytes_axis
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
-from matplotlib.ticker import FuncFormatter
 
 from ._common import fast_layout, no_minor_ticks
 
@@ -52,11 +52,9 @@ CONTROLS = {
     "algorithm": {"type": "Dropdown", "value": "auto",
                   "options": ["auto", "ring", "tree", "nvls", "hierarchical"]},
     "system": {"type": "Dropdown", "options": list(SYSTEMS),
-               "value": "8x H100, NVSwitch (one HGX/DGX H100)",
-               "layout": {"width": "420px"}},
+               "value": "8x H100, NVSwitch (one HGX/DGX H100)"},
     "n_bytes": {"type": "FloatLogSlider", "base": 2, "min": 10, "max": 34,
-                "step": 1, "value": 2.0 ** 30, "description": "size S (bytes)",
-                "readout_format": ".3g"},
+                "step": 1, "value": 2.0 ** 30, "description": "size S", "unit": "bytes"},
 }
 
 
@@ -103,9 +101,9 @@ def plot(data, fig):
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log", base=2)
     no_minor_ticks(ax)
-    # power-of-two sizes read in binary units, as nccl-tests and chapter 7 write them
-    ax.xaxis.set_major_formatter(FuncFormatter(
-        lambda v, _: format_bytes(v, binary=True, digits=2)))
+    # power-of-two sizes read in binary units at round ticks (1 KiB, 1 MiB, 1 GiB),
+    # as nccl-tests and chapter 7 write them
+    bytes_axis(ax.xaxis)
     model, = ax.plot(data["sizes_bytes"], data["busbw_bytes_per_s"] / 1e9, lw=2,
                      color="#1b9e77", label="model (predict_collective)")
     measured = None

@@ -218,7 +218,8 @@ def explorer(log=None, cluster=None) -> Explorer:
                 "layout": {"width": "560px"}},
         "fit": {"type": "ToggleButtons", "options": list(FITS), "value": "4 sizes"},
         "what_if_nodes": {"type": "FloatLogSlider", "base": 2, "min": 0, "max": 7,
-                          "step": 1, "value": 8.0, "description": "what-if nodes"},
+                          "step": 1, "value": 8.0, "unit": "count",
+                          "description": "what-if nodes"},
         "what_if_nics": {"type": "IntSlider", "min": 1, "max": 8, "value": 8,
                          "description": "NICs a node"},
     }

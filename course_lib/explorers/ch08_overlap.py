@@ -42,16 +42,18 @@ LINKS = {
 }
 
 CONTROLS = {
-    "n_params": {"type": "FloatLogSlider", "min": 8, "max": 11, "step": 0.05,
-                 "value": 7e9, "description": "parameters", "readout_format": ".3g"},
+    "n_params": {"type": "FloatLogSlider", "min": 8, "max": 11, "value": 7e9,
+                 "values": [1e8, 2e8, 5e8, 1e9, 2e9, 3e9, 7e9, 13e9, 30e9, 70e9, 1e11],
+                 "description": "model", "unit": "params"},
     "bytes_per_element": {"type": "ToggleButtons", "value": 2,
                           "options": [("BF16/FP16 (2 B)", 2), ("FP32 (4 B)", 4)],
                           "description": "gradients"},
     "system": {"type": "Dropdown", "options": list(LINKS), "value": "8x H100, NVSwitch"},
-    "t_backward_s": {"type": "FloatLogSlider", "min": -2, "max": 1, "step": 0.05,
-                     "value": 0.5, "description": "backward pass (s)",
-                     "readout_format": ".3g"},
+    "t_backward_s": {"type": "FloatLogSlider", "min": -2, "max": 1, "value": 0.5,
+                     "values": [m * 10.0 ** e for e in range(-2, 1) for m in (1, 2, 5)] + [10.0],
+                     "description": "backward pass", "unit": "s"},
     "n_buckets": {"type": "IntSlider", "min": 1, "max": 64, "value": 8,
+                  "values": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64],
                   "description": "gradient buckets"},
     "overlap": {"type": "Checkbox", "value": True,
                 "description": "start each bucket's AllReduce when it is ready"},
@@ -143,14 +145,14 @@ STRAGGLER_CONTROLS = {
     "n_phases": {"type": "IntSlider", "min": 1, "max": 48, "value": 24,
                  "description": "barriers per step"},
     "jitter": {"type": "FloatSlider", "min": 0.0, "max": 0.5, "step": 0.01,
-               "value": 0.1, "description": "random noise per phase"},
+               "value": 0.1, "description": "random noise per phase", "unit": "%"},
     "slow_gpus": {"type": "IntSlider", "min": 0, "max": 4, "value": 0,
                   "description": "slow GPUs"},
     "slowdown": {"type": "FloatSlider", "min": 0.0, "max": 1.0, "step": 0.05,
-                 "value": 0.2, "description": "how much slower"},
-    "step_s": {"type": "FloatLogSlider", "min": -3, "max": 0, "step": 0.1,
-               "value": 0.24, "description": "work per step (s)",
-               "readout_format": ".3g"},
+                 "value": 0.2, "description": "how much slower", "unit": "%"},
+    "step_s": {"type": "FloatLogSlider", "min": -3, "max": 0, "value": 0.24,
+               "values": [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.12, 0.24, 0.5, 1.0],
+               "description": "work per step", "unit": "s"},
 }
 
 
@@ -164,7 +166,8 @@ def straggler_compute(n_gpus, n_phases, jitter, slow_gpus, slowdown, step_s):
     busy = t.sum(axis=1)
     return {"times_s": t, "busy_s": busy, "every_s": every, "once_s": once,
             "wait_every_s": every - busy, "wait_once_s": once - busy,
-            "mean_busy_s": float(busy.mean()), "n_phases": n_phases}
+            "mean_busy_s": float(busy.mean()), "n_phases": n_phases,
+            "slow_gpus": min(slow_gpus, n_gpus), "slowdown": slowdown}
 
 
 def straggler_plot(data, fig):
@@ -188,6 +191,14 @@ def straggler_plot(data, fig):
                  f" one barrier: {format_time(data['once_s'])}", fontsize=9)
 
 
+def _slow_text(data):
+    k = data.get("slow_gpus", 0)
+    if not k:
+        return (f"No GPU is slow, so \"how much slower\" ({data['slowdown']:.0%}) changes "
+                "nothing yet: set slow GPUs to 1 or more to see a straggler.")
+    return f"{k} slow GPU{'s' if k > 1 else ''}, each {data['slowdown']:.0%} slower."
+
+
 def straggler_readout(data):
     extra = data["every_s"] / data["once_s"] - 1
     return (f"The slowest GPU sets the pace. Average work "
@@ -195,7 +206,7 @@ def straggler_readout(data):
             f"{data['n_phases']} phases the step takes "
             f"<b>{format_time(data['every_s'])}</b>, with one barrier "
             f"<b>{format_time(data['once_s'])}</b>: the extra lights cost "
-            f"<b>{extra:.1%}</b>.")
+            f"<b>{extra:.1%}</b>. {_slow_text(data)}")
 
 
 def stragglers_explorer() -> Explorer:

@@ -55,18 +55,18 @@ CONTROLS = {
     "regime": {"type": "ToggleButtons", "value": "strong",
                "options": [("strong: fixed global batch", "strong"),
                            ("weak: a batch per GPU", "weak")]},
-    "t_compute_s": {"type": "FloatLogSlider", "min": -2, "max": 1, "step": 0.05,
-                    "value": 0.8, "description": "compute, 1 GPU (s)",
-                    "readout_format": ".3g"},
-    "n_params": {"type": "FloatLogSlider", "min": 8, "max": 11, "step": 0.05,
-                 "value": 7e9, "description": "parameters (BF16 gradients)",
-                 "readout_format": ".3g"},
+    "t_compute_s": {"type": "FloatLogSlider", "min": -2, "max": 1, "value": 0.8,
+                    "values": [0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 10.0],
+                    "description": "compute, 1 GPU", "unit": "s"},
+    "n_params": {"type": "FloatLogSlider", "min": 8, "max": 11, "value": 7e9,
+                 "values": [1e8, 2e8, 5e8, 1e9, 2e9, 3e9, 7e9, 13e9, 30e9, 70e9, 1e11],
+                 "description": "model (BF16 gradients)", "unit": "params"},
     "nic": {"type": "Dropdown", "options": nic_names(), "value": "NDR",
             "description": "NIC between nodes"},
     "nics_per_node": {"type": "IntSlider", "min": 1, "max": 8, "value": 8,
                       "description": "NICs a node"},
     "overlap": {"type": "FloatSlider", "min": 0.0, "max": 1.0, "step": 0.05,
-                "value": 0.0, "description": "overlap fraction"},
+                "value": 0.0, "description": "overlap", "unit": "%"},
     "view": {"type": "ToggleButtons", "options": ["speed-up", "efficiency"],
              "value": "speed-up"},
 }
@@ -208,11 +208,13 @@ def explorer() -> Explorer:
 
 # ---------------------------------------------------------------------------
 AMDAHL_CONTROLS = {
-    "parallel_fraction": {"type": "FloatSlider", "min": 0.5, "max": 0.999,
-                          "step": 0.001, "value": 0.99, "readout_format": ".3f",
+    "parallel_fraction": {"type": "FloatSlider", "min": 0.5, "max": 0.999, "value": 0.99,
+                          "values": [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.98, 0.99,
+                                     0.995, 0.998, 0.999],
                           "description": "parallel fraction p"},
     "n_gpus": {"type": "IntSlider", "min": 1, "max": 4096, "value": 1000,
-               "description": "GPUs N"},
+               "values": sorted({2 ** k for k in range(13)} | {1000}),
+               "description": "GPUs N", "unit": "count"},
 }
 _AMDAHL_N = np.unique(np.round(np.logspace(0, np.log10(4096), 40)).astype(int))
 
@@ -244,10 +246,12 @@ def amdahl_plot(data, fig):
 
 
 def amdahl_readout(data):
-    return (f"p = {data['p']:.3f}, N = {data['n']}: speed-up "
-            f"<b>{data['speedup']:.1f}</b>; no number of GPUs beats "
-            f"<b>{data['limit']:.0f}</b>. (A seed says 1 % serial work on 1,000 GPUs "
-            "gives about 99; Amdahl gives 91 -- 100 is the limit, not the value.)")
+    serial, n, s, limit = 1 - data["p"], data["n"], data["speedup"], data["limit"]
+    return (f"p = {data['p']:.3g}, N = {n:,}: speed-up "
+            f"<b>{s:.1f}</b>, {s / n:.0%} of the ideal {n:,}; no number of GPUs beats "
+            f"<b>{limit:.0f}</b> = 1/(1-p). The {serial:.2g} serial share costs "
+            f"{serial * n / data['p']:.3g} times the parallel part's time on {n:,} GPUs "
+            f"({s / limit:.0%} of the ceiling: the limit, not the value).")
 
 
 def amdahl_explorer() -> Explorer:
@@ -259,12 +263,12 @@ def amdahl_explorer() -> Explorer:
 
 # ---------------------------------------------------------------------------
 GROWTH_CONTROLS = {
-    "base_generation": {"type": "Dropdown", "value": 1,
+    "base_generation": {"type": "Dropdown", "value": 1, "description": "start from",
                         "options": [(f"NVLink {g} ({r.gpu})", g)
                                     for g, r in NVLINK_GENERATIONS.items()]},
     "growth_per_generation": {"type": "FloatSlider", "min": 0.0, "max": 1.5,
                               "step": 0.05, "value": 1.0,
-                              "description": "growth g per generation"},
+                              "description": "growth g per generation", "unit": "%"},
 }
 
 

@@ -28,12 +28,12 @@ _TITLES = {k: scenarios.scenario(k)["title"] for k in scenarios.scenario_names()
 
 CONTROLS = {
     "scenario": {"type": "Dropdown", "value": "tp_inference_70b",
-                 "options": [(t, k) for k, t in _TITLES.items()],
-                 "layout": {"width": "420px"}},
-    "load": {"type": "FloatLogSlider", "min": -2, "max": 2, "step": 0.1,
-             "value": 1.0, "description": "workload x", "readout_format": ".3g"},
+                 "options": [(t, k) for k, t in _TITLES.items()]},
+    "load": {"type": "FloatLogSlider", "min": -2, "max": 2, "value": 1.0,
+             "values": [m * 10.0 ** e for e in range(-2, 2) for m in (1, 2, 5)] + [100.0],
+             "description": "workload", "unit": "x"},
     "efficiency": {"type": "FloatSlider", "min": 0.1, "max": 0.9, "step": 0.05,
-                   "value": 0.5, "description": "fraction of peak FLOP/s"},
+                   "value": 0.5, "description": "share of peak FLOP/s", "unit": "%"},
 }
 
 

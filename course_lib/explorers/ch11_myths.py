@@ -27,8 +27,7 @@ from ._common import fast_layout, time_formatter
 CONTROLS = {
     "myth": {"type": "Dropdown", "value": content.MYTHS[0].key,
              "options": [(f"{i + 1}. {m.claim[:60]}...", m.key)
-                         for i, m in enumerate(content.MYTHS)],
-             "layout": {"width": "560px"}},
+                         for i, m in enumerate(content.MYTHS)]},
 }
 
 

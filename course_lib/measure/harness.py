@@ -49,8 +49,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..units import (check_choice, check_int, check_nonnegative, check_positive,
-                     format_bandwidth, format_bytes, format_time)
+from ..units import (binary_size_ticks, check_choice, check_int, check_nonnegative,
+                     check_positive, format_bandwidth, format_bytes, format_size_tick,
+                     format_time)
 
 __all__ = [
     "check_sizes", "check_variants",
@@ -489,6 +490,26 @@ def records_to_array(records: Sequence[dict], fields: Sequence[str] | None = Non
     return out
 
 
+def _readable_axes(ax, x: str, y: str, logx: bool, logy: bool) -> None:
+    """Ticks a learner reads: sizes in KiB/MiB/GiB at round powers of two,
+    rates in GB/s, times in s/ms/µs (no ``1e9`` anywhere)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    if x == "n_bytes" and logx:
+        lo, hi = ax.get_xlim()
+        ax.xaxis.set_major_locator(FixedLocator(binary_size_ticks(max(lo, 1.0), max(hi, 2.0))))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: format_size_tick(v)))
+    if y.endswith("per_s"):
+        ax.yaxis.set_major_formatter(FuncFormatter(
+            lambda v, _p: f"{v / 1e9:,.0f}" if v >= 1e10 else f"{v / 1e9:.3g}"))
+    elif y.endswith("_s"):
+        ax.yaxis.set_major_formatter(FuncFormatter(
+            lambda v, _p: format_time(v, digits=2) if v > 0 else "0"))
+    if logy:
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: ""))
+
+
 def plot_records(records: Sequence[dict], *, x: str = "n_bytes",
                  y: str = "bw_bytes_per_s", by: str = "variant", ax=None,
                  logx: bool = True, logy: bool = True, fits: dict | None = None,
@@ -540,12 +561,13 @@ def plot_records(records: Sequence[dict], *, x: str = "n_bytes",
         ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel(x.replace("n_bytes", "message size (bytes)"))
-    ax.set_ylabel({"bw_bytes_per_s": "bandwidth (bytes/s, one way)",
-                   "busbw_bytes_per_s": "busbw (bytes/s, one way)",
-                   "median_s": "time (s, median; bars: IQR)",
-                   "per_call_s": "time per call (s, median)",
-                   "one_way_s": "one-way time (s, median; bars: IQR)"}.get(y, y))
+    _readable_axes(ax, x, y, logx, logy)
+    ax.set_xlabel(x.replace("n_bytes", "message size"))
+    ax.set_ylabel({"bw_bytes_per_s": "bandwidth (GB/s, one way)",
+                   "busbw_bytes_per_s": "busbw (GB/s, one way)",
+                   "median_s": "time (median; bars: IQR)",
+                   "per_call_s": "time per call (median)",
+                   "one_way_s": "one-way time (median; bars: IQR)"}.get(y, y))
     if title:
         ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)

@@ -1,0 +1,225 @@
+"""Screenshots of every chapter as a learner sees it, for a person to review.
+
+Starts JupyterLab on a free localhost port over a temporary copy of
+``notebooks/``, and for every chapter (``notebooks/NN_*.ipynb``) opens it in
+Debian's chromium (through Playwright), runs every cell, waits for its
+explorers to draw, and writes
+
+* ``chNN.png`` -- the first screen of the notebook (the top of the page);
+* ``chNN_explorer.png`` -- its first explorer (controls, figure, drawing, readout),
+  and ``chNN_explorer_2.png``, ... for the others;
+* ``ch11_glossary.png`` -- chapter 11's glossary, where the Chinese terms must
+  show as characters, not boxes (a CJK font: ``bash scripts/ensure_cjk_fonts.sh``).
+
+    .venv/bin/python scripts/screenshot_chapters.py [OUTDIR] [--only 03,07] [--width 1280]
+
+Default OUTDIR: ``docs/img/chapters``.  The README shows a few of them; rerun
+after changing a chapter, then look at every picture before committing it.
+``scripts/screenshot_explorer.py`` takes the README's single explorer picture.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+TOKEN = "screenshots"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+IDLE = ("() => !!document.querySelector(\"[data-status='idle']\") || "
+        "document.body.textContent.includes('Kernel status: Idle')")
+#: Hide what is not the course: JupyterLab's toasts (news, updates).
+HIDE = ".Toastify { display: none !important; }"
+
+
+def explorer_count(path: pathlib.Path) -> int:
+    """How many explorers a notebook shows (code cells calling ``.show()``)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return sum("".join(c["source"]).count(".show()") for c in nb["cells"]
+               if c["cell_type"] == "code")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def learner_python(root: pathlib.Path) -> str:
+    """A learner's environment for the screenshots: a venv with this one's
+    packages (a .pth file) and Jupyter data (a link), its config a copy of this
+    one's, put through ``scripts/learner_lab.sh`` (as ``make lab`` and Binder do).
+    This environment is not changed."""
+    import sysconfig
+
+    venv = root / "learner-venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv",
+                    "--without-pip", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    pathlib.Path(site, "course-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (venv / "share").mkdir(exist_ok=True)
+    os.symlink(pathlib.Path(sys.prefix) / "share" / "jupyter", venv / "share" / "jupyter")
+    if (pathlib.Path(sys.prefix) / "etc").is_dir():
+        shutil.copytree(pathlib.Path(sys.prefix) / "etc", venv / "etc")
+    subprocess.run(["bash", str(REPO / "scripts" / "learner_lab.sh"), str(py)], check=True,
+                   env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, timeout=600)
+    return str(py)
+
+
+def start_lab(root: pathlib.Path) -> tuple[subprocess.Popen, str]:
+    """A learner's JupyterLab over ``root / 'notebooks'``; returns (process, base URL)."""
+    python = learner_python(root)
+    port = _free_port()
+    env = dict(os.environ, MPLBACKEND="module://matplotlib_inline.backend_inline",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+               JUPYTER_RUNTIME_DIR=str(root / "runtime"),
+               JUPYTERLAB_WORKSPACES_DIR=str(root / "workspaces"))
+    env.pop("COURSE_STATIC", None)
+    cmd = [python, "-m", "jupyterlab", "--no-browser", f"--port={port}",
+           "--ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
+           f"--ServerApp.root_dir={root / 'notebooks'}", "--LabApp.news_url=",
+           "--LabApp.expose_app_in_browser=True"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = open(root / "lab.log", "w")
+    server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError("JupyterLab exited: " + (root / "lab.log").read_text()[-2000:])
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
+            return server, base
+        except OSError:
+            time.sleep(0.5)
+    server.terminate()
+    raise RuntimeError("JupyterLab did not start within 120 s")
+
+
+def run_chapter(page, base: str, notebook: str, n_explorers: int) -> None:
+    """Open a chapter, run every cell and wait until its explorers are drawn."""
+    page.goto(f"{base}/lab/tree/{notebook}?token={TOKEN}&reset",
+              wait_until="domcontentloaded", timeout=120_000)
+    page.locator(".jp-Notebook").first.wait_for(timeout=120_000)
+    page.wait_for_function(IDLE, timeout=120_000)
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " return !!(w && w.sessionContext && w.content); }", timeout=60_000)
+    page.evaluate(
+        "async () => { const w = window.jupyterapp.shell.currentWidget;"
+        " await w.context.ready; await w.sessionContext.ready;"
+        " await window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.wait_for_function(
+        "n => document.querySelectorAll('.ic-explorer .ic-plot img').length >= n",
+        arg=n_explorers, timeout=300_000)
+    page.wait_for_function(IDLE, timeout=300_000)
+    page.wait_for_timeout(1500)            # images decode, diagrams lay out
+
+
+def scroll_to_top(page) -> None:
+    page.evaluate("() => { window.jupyterapp.shell.collapseLeft();"
+                  " window.jupyterapp.shell.collapseRight(); }")
+    page.wait_for_timeout(400)
+    page.evaluate("() => { for (const el of document.querySelectorAll("
+                  "'.jp-WindowedPanel-outer, .jp-Notebook')) el.scrollTop = 0; }")
+    page.wait_for_timeout(400)
+
+
+def shrink(path: pathlib.Path) -> None:
+    """Store a screenshot with a 256-colour palette (a third of the bytes; a
+    page of text and flat plots loses nothing visible)."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        small = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    small.save(path, optimize=True)
+
+
+def shutdown_kernel(page) -> None:
+    try:
+        page.evaluate("async () => { const w = window.jupyterapp.shell.currentWidget;"
+                      " if (w && w.sessionContext) await w.sessionContext.shutdown(); }")
+    except Exception:                      # the page may already be gone
+        pass
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("outdir", nargs="?", default=str(REPO / "docs" / "img" / "chapters"))
+    parser.add_argument("--only", default="", help="chapter numbers, e.g. 03,07")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--height", type=int, default=900)
+    args = parser.parse_args(argv)
+    if not os.path.exists(CHROMIUM):
+        print(f"{CHROMIUM} not found: run `bash scripts/ensure_chromium.sh` first", file=sys.stderr)
+        return 1
+    from playwright.sync_api import sync_playwright
+
+    out = pathlib.Path(args.outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    wanted = {w.strip().zfill(2) for w in args.only.split(",") if w.strip()}
+    chapters = [p for p in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+                if not wanted or p.name[:2] in wanted]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        shutil.copytree(REPO / "notebooks", root / "notebooks",
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "lab_results"))
+        server, base = start_lab(root)
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                for path in chapters:
+                    nn = path.name[:2]
+                    page = browser.new_page(viewport={"width": args.width,
+                                                      "height": args.height})
+                    t0 = time.time()
+                    try:
+                        run_chapter(page, base, path.name, explorer_count(path))
+                        page.add_style_tag(content=HIDE)
+                        scroll_to_top(page)
+                        page.screenshot(path=str(out / f"ch{nn}.png"))
+                        boxes = page.locator(".ic-explorer")
+                        for i in range(boxes.count()):
+                            boxes.nth(i).scroll_into_view_if_needed()
+                            page.wait_for_timeout(300)
+                            name = f"ch{nn}_explorer{'' if i == 0 else f'_{i + 1}'}.png"
+                            boxes.nth(i).screenshot(path=str(out / name))
+                        if nn == "11":
+                            terms = page.locator(".jp-Cell", has_text="中文").last
+                            terms.scroll_into_view_if_needed()
+                            page.wait_for_timeout(300)
+                            page.screenshot(path=str(out / "ch11_glossary.png"))
+                        for shot in out.glob(f"ch{nn}*.png"):
+                            shrink(shot)
+                        print(f"ch{nn}: {time.time() - t0:.0f} s", flush=True)
+                    finally:
+                        shutdown_kernel(page)
+                        page.close()
+                browser.close()
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    print(f"saved in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
