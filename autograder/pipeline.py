@@ -405,8 +405,11 @@ class Course:
         those that still fail are listed with ``score=None`` (grade by hand).
         """
         wanted = sorted(students or self.students(assignment))
-        from .isolation import isolation
-        self.say(isolation().describe())
+        from .sandbox import check, describe
+        self.say(describe())
+        problem = check()
+        if problem:
+            raise RuntimeError("cannot grade: " + problem)
         first = len(self._incidents())
         if students:
             for s in wanted:
