@@ -524,6 +524,9 @@ class Course:
                                     if r["status"] in ("manual", "rejected"))
                     if sid in scores and (not mine or status & {"graded", "accepted"}):
                         out.append((sid, name, scores[sid], max_score, "graded", why))
+                    elif status & {"graded", "accepted"}:
+                        out.append((sid, name, "", max_score, "manual",
+                                    "collected, not graded yet (run autograde)"))
                     elif "manual" in status or sid in scores:
                         out.append((sid, name, "", max_score, "manual", why))
                     else:

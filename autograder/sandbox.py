@@ -43,7 +43,8 @@ import threading
 
 from . import REPO_ROOT
 
-__all__ = ["SandboxError", "Sandbox", "check", "sandbox_command", "ENV_ALLOW", "describe"]
+__all__ = ["SandboxError", "Sandbox", "check", "sandbox_command", "ENV_ALLOW", "describe",
+           "explain_failure"]
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_driver.py")
 #: Where course_lib and the driver appear inside the sandbox.
@@ -313,15 +314,24 @@ def check() -> str:
     proc = subprocess.run(probe, capture_output=True, text=True, timeout=60)
     if proc.returncode == 0 and proc.stdout.strip() == str(UID):
         return ""
-    err = proc.stderr.strip()
-    if "No permissions to create new namespace" in err or "Operation not permitted" in err \
-            or "setting up uid map" in err:
+    return explain_failure(proc.returncode, proc.stderr)
+
+
+def explain_failure(returncode: int, stderr: str) -> str:
+    """What a failed sandbox start means, and what to do about it.
+
+    >>> explain_failure(1, "bwrap: No permissions to creating new namespace")[:40]
+    'the kernel forbids unprivileged user nam'
+    """
+    err = (stderr or "").strip()
+    if any(s in err for s in ("No permissions to creat", "Operation not permitted",
+                              "setting up uid map", "Creating new namespace failed")):
         return ("the kernel forbids unprivileged user namespaces, which the sandbox needs: "
                 "as root run `sysctl -w kernel.unprivileged_userns_clone=1` (Debian) or "
                 "`sysctl -w user.max_user_namespaces=15000`, or on Ubuntu 24.04 "
                 "`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; or grade as root "
                 f"(bwrap said: {err[-300:]})")
-    return f"bwrap cannot start the interpreter here (exit {proc.returncode}): {err[-500:]}"
+    return f"bwrap cannot start the interpreter here (exit {returncode}): {err[-500:]}"
 
 
 def describe() -> str:
