@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 PORT   ?= 8888
 LAB_ARGS ?=
 
-.PHONY: lab test setup browser openmpi site clean-venv release autograde doctor bench
+.PHONY: lab test setup browser openmpi bubblewrap site clean-venv release autograde doctor bench
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed (nbgrader 0.9.6); found " + sys.version.split()[0]' \
@@ -30,7 +30,10 @@ browser:  ## Debian's chromium for the real-browser tests (needs root and apt-ge
 openmpi:  ## Debian's Open MPI, to test the MPI lab under Open MPI too (needs root and apt-get)
 	@bash scripts/ensure_openmpi.sh
 
-test: setup browser openmpi  ## run the whole test suite
+bubblewrap:  ## Debian's bubblewrap, the grading sandbox (needs root and apt-get)
+	@bash scripts/ensure_bubblewrap.sh
+
+test: setup browser openmpi bubblewrap  ## run the whole test suite
 	$(PY) -m pytest
 
 doctor: setup  ## is this machine ready for the course?
@@ -39,7 +42,7 @@ doctor: setup  ## is this machine ready for the course?
 release: setup  ## regenerate exercises/ (student release) from solutions/ (nbgrader source)
 	$(PY) -m autograder release
 
-autograde: setup  ## collect an LMS zip, autograde, feedback, grades.csv: make autograde ASSIGNMENT=ring_allreduce ZIP=subs.zip
+autograde: setup bubblewrap  ## collect an LMS zip, autograde, feedback, grades.csv: make autograde ASSIGNMENT=ring_allreduce ZIP=subs.zip
 	@test -n "$(ASSIGNMENT)" -a -n "$(ZIP)" || { echo "usage: make autograde ASSIGNMENT=<name> ZIP=<lms-download.zip>"; exit 2; }
 	$(PY) -m autograder all --zip $(ZIP) $(ASSIGNMENT)
 

@@ -341,8 +341,8 @@ class Course:
         new_files = {r["file"] for r in rows}
         kept = []
         for old in self.report(assignment):
-            if old.get("file") in new_files and not old.get("student"):
-                continue  # the same unreadable file again: this collect's line says it
+            if old.get("file") in new_files:
+                continue  # the same file collected again: this collect's line says it
             old = dict(old)
             if old.get("student") in new_students and old.get("status") in ("accepted", "graded",
                                                                              "manual"):

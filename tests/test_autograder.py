@@ -267,8 +267,7 @@ def test_both_reference_solutions_get_full_marks_and_blank_gets_zero(course, a, 
         if a != RING:
             z.writestr(f"half/{a}.ipynb", nbformat.writes(submission(a, parts=partial_parts)))
     course.collect_zip(a, str(zpath))
-    rows = {r.student: r for r in course.autograde(a, ["loop", "closed", "blank"]
-                                                   + ([] if a == RING else ["half"]))}
+    rows = {r.student: r for r in course.autograde(a)}
     assert rows["loop"].score == sum(p.values()) == rows["loop"].max_score, rows["loop"]
     assert rows["closed"].score == sum(p.values()), rows["closed"]
     assert rows["blank"].score == 0
