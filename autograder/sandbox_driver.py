@@ -170,10 +170,14 @@ class Runner:
                 self._not_run(index, "the notebook's time budget was used up")
                 self.ran_until = index
                 break
+            started = time.monotonic()
             try:
                 await self._cell(client, index, cell, min(left, 2 * self.cell_timeout + 10))
             except DeadKernelError:
-                broke = ("dead-kernel", index, "the kernel died (os._exit, a signal, or out of memory)")
+                if time.monotonic() - started >= self.cell_timeout:   # it was stuck, then lost
+                    broke = ("unresponsive", index, "the kernel ignored the interrupt after a time-out")
+                else:
+                    broke = ("dead-kernel", index, "the kernel died (os._exit, a signal, or out of memory)")
             except (CellTimeoutError, asyncio.TimeoutError):
                 broke = ("unresponsive", index, "the kernel did not answer after a time-out")
             except Exception as exc:  # nbclient's own trouble: treat as a broken kernel
