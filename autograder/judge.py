@@ -328,9 +328,11 @@ class Judge:
             rows = loads(raw) if raw is not None else None
         except Exception:
             rows = None
-        if not isinstance(rows, list) or len(rows) != len(items):
-            rows = [("error", "SandboxError", "the sandbox gave no answer (time-out, or the "
-                     "kernel died)")] * len(items)
+        if not isinstance(rows, list) or len(rows) > len(items):
+            rows = []
+        # a shorter answer: the calls after the last answered one never returned
+        rows = list(rows) + [("error", "TimeoutError", "no answer: the call ran past the time "
+                              "limit, or the kernel died")] * (len(items) - len(rows))
         for key, row in zip(wanted, rows):
             if isinstance(row, tuple) and row and row[0] == "value" and isinstance(row[1], bytes):
                 try:

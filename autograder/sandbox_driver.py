@@ -55,6 +55,12 @@ def __ag_serve(_req, _resp):
             return ("too-large", len(_b))
         return ("value", _b)
 
+    def _save(_rows):
+        import os as _os
+        with open(_resp + ".part", "wb") as _fh:
+            _P.dump(_rows, _fh, protocol=4)
+        _os.replace(_resp + ".part", _resp)
+
     def _alarm(*_a):
         raise TimeoutError("your function ran past the time limit")
 
@@ -87,8 +93,8 @@ def __ag_serve(_req, _resp):
                 except BaseException:
                     _msg = "?"
                 _out.append(("error", type(_e).__name__, _msg))
-    with open(_resp, "wb") as _f:
-        _P.dump(_out, _f, protocol=4)
+            _save(_out)        # progress: a call that hangs later loses only itself
+    _save(_out)
 '''
 
 
@@ -248,10 +254,37 @@ class Runner:
         with open(req, "wb") as fh:
             pickle.dump(request, fh, protocol=4)
         cell = new_code_cell(HELPER + f"\n__ag_serve({req!r}, {resp!r})\n")
-        try:
-            await asyncio.wait_for(self.client.async_execute_cell(cell, 0, store_history=False), limit)
-        except Exception:
+        if getattr(self, "stuck", False):
             return None
+        per_call = float(request.get("timeout_s", self.cell_timeout))
+        task = asyncio.ensure_future(self.client.async_execute_cell(cell, 0, store_history=False))
+        start = last_change = time.monotonic()
+        last, interrupted = None, False
+        while not task.done():
+            await asyncio.wait([task], timeout=0.25)
+            now = time.monotonic()
+            try:
+                size = os.path.getsize(resp)
+            except OSError:
+                size = -1
+            if size != last:
+                last, last_change = size, now
+            if task.done():
+                break
+            if not interrupted and now - last_change > per_call + 3:
+                interrupted, last_change = True, now     # a call ignores its alarm: interrupt it
+                try:
+                    await self.client.km.interrupt_kernel()
+                except Exception:
+                    pass
+            elif (interrupted and now - last_change > 5) or now - start > limit:
+                task.cancel()
+                self.stuck = True                         # the kernel no longer answers
+                break
+        try:
+            task.exception() if task.done() and not task.cancelled() else None
+        except Exception:
+            pass
         try:
             with open(resp, "rb") as fh:
                 return fh.read()

@@ -182,6 +182,15 @@ for _pid in [p for p in os.listdir("/proc") if p.isdigit()]:
             pass
 print("All tests passed! 10/10")
 '''
+HANGS = '''
+def allreduce_busbw_bytes_per_s(n_bytes, time_s, n_ranks):
+    if n_ranks == 64:                      # one hidden input: ignore the alarm, spin forever
+        import signal
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        while True:
+            pass
+    return algbw_bytes_per_s(n_bytes, time_s) * 2 * (n_ranks - 1) / n_ranks
+'''
 DEF_ABS = "trap_factor = 3.0                   # wrong\ndef abs(x):\n    return 0\n"
 MUTATE_MEASURED = '''
 _m = cl.MEASURED["busbw_allreduce_8xH100_ring"]
@@ -281,6 +290,7 @@ GRADED = {
     "helpers": (lambda: submission(RING, edit=append_to("part_d", HELPERS)), ALL, set()),
     # wrong answers that once passed
     "forger": (lambda: submission(RING, parts=set(), edit=forger_blank), 0.0, set()),
+    "hangs": (lambda: submission(RING, edit=append_to("part_d", HANGS)), ALL - P["part_d"], set()),
     "defabs": (lambda: submission(RING, edit=append_to("part_e", DEF_ABS)), ALL - P["part_e"], set()),
     "measured": (lambda: submission(RING, edit=append_to("part_c", MUTATE_MEASURED)), ALL - P["part_c"], set()),
     "patchlibs": (lambda: submission(RING, edit=chain(wrong_busbw, append_to("part_d", PATCH_LIBS))),
