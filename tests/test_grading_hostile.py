@@ -327,7 +327,7 @@ GRADED = {
     "noah": (lambda: submission(RING, parts={"part_a", "part_b"}), P["part_a"] + P["part_b"], set()),
     "bom": (lambda: submission(RING), ALL, set()),
     "77001": (lambda: submission(RING), ALL, set()),                 # Canvas user id
-    "4711": (lambda: submission(RING, parts={"part_c"}), P["part_c"], set()),   # Moodle participant
+    "4711": (lambda: submission(RING, parts={"part_a", "part_b"}), P["part_a"] + P["part_b"], set()),  # Moodle
     "jdoe": (lambda: submission(RING), ALL, set()),                  # Blackboard user name
 }
 #: how each graded student appears in the zip when not <student>/<nb> or <student>_<id>_<nb>
