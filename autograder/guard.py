@@ -239,7 +239,7 @@ class SandboxedGrading(NbGraderPreprocessor):
             with Sandbox(memory_bytes=self.memory_limit_bytes, cpu_s=self.cpu_limit_s,
                          file_bytes=self.file_limit_bytes) as box:
                 reply = box.execute(inside, self.timeout, self.notebook_timeout,
-                                    self.max_value_bytes)
+                                    self.max_value_bytes, self.max_output_bytes)
                 self._take_outputs(nb, reply.get("executed", {}))
                 for ev in reply.get("events", [])[:50]:
                     if isinstance(ev, dict) and ev.get("kind") in (

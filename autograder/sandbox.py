@@ -142,6 +142,7 @@ def sandbox_command(cell_timeout_s: int = 30) -> list[str]:
              "--proc", "/proc", "--dev", "/dev",
              "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm",
              "--tmpfs", "/home", "--dir", HOME, "--chdir", HOME,
+             "--remount-ro", "/",          # the root and its folders: read-only too
              "--clearenv"]
     env = dict(ENV_ALLOW)
     env["PYTHONPATH"] = os.pathsep.join(sandbox_sys_path())
@@ -268,10 +269,11 @@ class Sandbox:
         return f" ({tail})" if tail else ""
 
     def execute(self, nb: dict, cell_timeout_s: int, notebook_timeout_s: int,
-                max_value_bytes: int = 64 * 2**20) -> dict:
+                max_value_bytes: int = 64 * 2**20, max_output_bytes: int = 1_000_000) -> dict:
         """Run the notebook; ``{"executed": nb, "events": [...]}``."""
         self._send({"notebook": nb, "sys_path": sandbox_sys_path(), "cell_timeout_s": cell_timeout_s,
-                    "notebook_timeout_s": notebook_timeout_s, "max_value_bytes": max_value_bytes})
+                    "notebook_timeout_s": notebook_timeout_s, "max_value_bytes": max_value_bytes,
+                    "max_output_bytes": max_output_bytes})
         # the driver's own budget plus start-up and a replay after a dead kernel
         reply = self._recv(2 * notebook_timeout_s + 4 * cell_timeout_s + 90)
         if not isinstance(reply.get("executed"), dict):

@@ -98,6 +98,37 @@ def __ag_serve(_req, _resp):
 '''
 
 
+def cap(outputs, limit):
+    """At most ``limit`` bytes per output and 200 outputs per cell, so that the executed
+    notebook always fits the channel (the grader caps again, with its notes)."""
+    kept = []
+    for out in outputs[:200]:
+        kind = out.get("output_type")
+        if kind == "stream":
+            text = out.get("text", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            if len(text) > limit:
+                out["text"] = (text[:limit] + f"\n[... output cut by the grader: {len(text):,} "
+                               f"characters, the first {limit:,} kept]\n")
+        elif kind in ("display_data", "execute_result"):
+            data = out.get("data", {})
+            for mime in list(data):
+                value = data[mime]
+                size = len(value) if isinstance(value, str) else len(json.dumps(value))
+                if size > limit:
+                    del data[mime]
+                    data["text/plain"] = (f"[{mime} output of {size:,} bytes removed by the "
+                                          f"grader: larger than {limit:,} bytes]")
+        elif kind == "error":
+            out["traceback"] = [str(t)[:limit // 4] for t in out.get("traceback", [])[-20:]]
+            out["evalue"] = str(out.get("evalue", ""))[:limit]
+        kept.append(out)
+    if len(outputs) > 200:
+        kept.append({"output_type": "stream", "name": "stdout",
+                     "text": f"[{len(outputs) - 200:,} more outputs removed by the grader]\n"})
+    return kept
+
+
 def read_frame(stream):
     head = stream.read(8)
     if len(head) < 8:
@@ -318,6 +349,10 @@ def main():
     broke = loop.run_until_complete(runner.execute())
     if broke:
         loop.run_until_complete(runner.replay())
+    limit = int(job.get("max_output_bytes", 1_000_000))
+    for cell in runner.nb.cells:
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = cap(cell.get("outputs", []), limit)
     write_frame(out, {"executed": runner.nb, "events": runner.events})
     while True:
         msg = read_frame(inp)

@@ -217,16 +217,16 @@ for _what, _p in [("gradebook", "@COURSE@/gradebook.db"),
                   ("passwd", "/etc/shadow")]:
     try:
         with open(_p, "rb") as _fh:
-            print("LEAKED", _what, _fh.read(4000))
+            print("LEAK" + "ED", _what, _fh.read(4000))
     except Exception as _e:
-        print("blocked:", _what, type(_e).__name__)
+        print("block" + "ed:", _what, type(_e).__name__)
 print("LISTING", sorted(glob.glob("@COURSE@/*")), sorted(glob.glob("/work/*")), os.listdir("/"))
 print("FOUND", [p for p in glob.glob("/**/*.ipynb", recursive=True) if "site-packages" not in p][:20])
 try:
     socket.create_connection(("1.1.1.1", 53), timeout=2)
-    print("LEAKED network")
+    print("LEAK" + "ED network")
 except OSError as _e:
-    print("blocked: network", type(_e).__name__)
+    print("block" + "ed: network", type(_e).__name__)
 '''.replace("@REPO@", repr(REPO_ROOT))
 LEFTOVERS = '''
 import os
@@ -240,15 +240,15 @@ _home = os.getcwd()
 try:
     os.rename(_home, _home + "-moved")
     os.symlink(_home + "-moved", _home)
-    print("renamed the work directory and left a link")
+    print("renamed the work " + "directory and left a link")
 except OSError as _e:
-    print("rename refused", _e)
+    print("rename " + "refused", _e)
 '''.replace("@MARK@", MARK)
 SAW = '''
 import os
 for _d in ("/tmp", "/dev/shm", "/var/tmp", os.path.expanduser("~"), os.path.expanduser("~") + "-moved"):
     if os.path.exists(os.path.join(_d, "@MARK@")):
-        print("SAW-LEFTOVER in", _d)
+        print("SAW-" + "LEFTOVER in", _d)
 '''.replace("@MARK@", MARK)
 DAEMON = '''
 import os, time
@@ -264,7 +264,7 @@ if os.fork() == 0:
 os.wait()
 _pid = int(os.read(_r, 32))
 os.kill(_pid, 0)
-print("daemon alive, pid", _pid)
+print("daemon " + "alive, pid", _pid)
 '''
 
 
@@ -475,6 +475,18 @@ def feedback(run, student):
         return fh.read()
 
 
+def outputs(run, student):
+    """Everything the student's graded notebook shows as output (not its source)."""
+    path = os.path.join(run["course"].dir, "autograded", student, RING, f"{RING}.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    text = []
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            text.append(str(o.get("text", "")) + str(o.get("data", "")) + str(o.get("evalue", ""))
+                        + "".join(map(str, o.get("traceback", []))))
+    return "\n".join(text)
+
+
 # --- grades -------------------------------------------------------------------------
 @pytest.mark.parametrize("student", sorted(GRADED))
 def test_each_submission_gets_the_right_grade(run, student):
@@ -536,17 +548,19 @@ def test_ids_are_validated_and_nothing_lands_outside_submitted(run):
 # --- the sandbox: what a submission can reach ----------------------------------------------
 def test_start_up_files_never_persist(run):
     assert run["evil"] == [], f"planted start-up files survived: {run['evil']}"
-    assert "refused" in feedback(run, "sitecustom") and "wrote /" not in feedback(run, "sitecustom")
+    site = outputs(run, "sitecustom")
+    assert "refused" in site and f"wrote {REPO_ROOT}" not in site and "wrote /opt" not in site
+    assert f"wrote {_site_packages()}" not in site
     assert run["rows"]["zzafter"].score == ALL
 
 
 def test_no_daemon_survives_and_nothing_is_left_behind(run):
-    assert "daemon alive, pid" in feedback(run, "daemon"), "the daemon never ran: the test proves nothing"
+    assert "daemon alive, pid" in outputs(run, "daemon"), "the daemon never ran: the test proves nothing"
     assert run["alive"] == [], f"sandbox processes survive the batch: {run['alive']}"
-    assert "renamed the work directory" in feedback(run, "leftovers") or \
-        "rename refused" in feedback(run, "leftovers")
+    assert "renamed the work directory" in outputs(run, "leftovers") or \
+        "rename refused" in outputs(run, "leftovers")
     assert not [p for p in run["scratch_new"] if MARK in p], run["scratch_new"]
-    assert "SAW-LEFTOVER" not in feedback(run, "zzafter"), "the next student saw the files"
+    assert "SAW-LEFTOVER" not in outputs(run, "zzafter"), "the next student saw the files"
     course_dir = run["course"].dir
     for path in (os.path.join(course_dir, "gradebook.db"), run["csv"],
                  os.path.join(course_dir, "submitted", "good", RING, f"{RING}.ipynb")):
@@ -560,17 +574,17 @@ def test_no_daemon_survives_and_nothing_is_left_behind(run):
 
 def test_feedback_shows_only_the_students_own_work(run):
     assert run["n_feedback"] == len(GRADED)
-    leak = feedback(run, "leaker")
+    leak = outputs(run, "leaker")
+    assert leak.count("blocked:") >= 7, leak[-2000:]
     assert "LEAKED" not in leak, "a file or the network was reachable from the sandbox"
     for what in ("gradebook", "lms-zip", "hidden-tests", "other-clone", "classmate", "course-copy",
                  "network"):
         assert f"blocked: {what}" in leak, what
     assert SECRET not in leak and "AG_INSTRUCTOR_TOKEN" not in leak, "the grader's environment leaked"
-    assert run["zip"] not in leak.replace("@ZIP@", ""), "the LMS zip's path leaked"
-    assert run["course"].dir + "/" not in leak.replace(f"\"{run['course'].dir}/", "")
+    assert run["zip"] not in leak and run["course"].dir not in leak, "the grader's paths leaked"
     for name in ("zzafter", "mathrebind", "jane_roe"):
         assert name not in leak, "classmates' names leaked"
-    forger = feedback(run, "forger")
+    forger = outputs(run, "forger")
     for student in GRADED:
         html = feedback(run, student)
         for text in HIDDEN_ONLY:
@@ -616,7 +630,7 @@ def test_scan_flags_comparison_spoofing():
 
 # --- two graders at once; an instructor who is not root ----------------------------------------
 HONEST = {"ring_allreduce": {"good": None, "blank": set(), "half": {"part_a", "part_b"}},
-          "scaling_limits": {"good": None, "blank": set(), "half": {"part_c", "part_d"}}}
+          "scaling_limits": {"good": None, "blank": set(), "half": {"part_a", "part_b"}}}
 
 
 def _expected(a, parts):

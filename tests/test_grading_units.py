@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import sys
 import zipfile
 
 import nbformat
@@ -22,6 +23,9 @@ from autograder.guard import HideHiddenTests, cap_outputs, clean_outputs, visibl
 from autograder.lms import parse_entry, valid_student_id
 from autograder.pipeline import Course
 from autograder.sandbox import ENV_ALLOW, explain_failure, sandbox_command, sandbox_sys_path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_autograder import submission  # noqa: E402
 
 
 class FakeSandbox:
@@ -218,7 +222,6 @@ def _corrupt(path, needle):
 
 
 def test_collect_bom_crc_collisions_and_manual_lines_that_survive(tmp_path):
-    from test_autograder import submission
     good = nbformat.writes(submission("ring_allreduce"))
     course = Course(str(tmp_path / "course"), verbose=False)
     z1 = tmp_path / "one.zip"
