@@ -221,7 +221,7 @@ for _what, _p in [("gradebook", "@COURSE@/gradebook.db"),
     except Exception as _e:
         print("block" + "ed:", _what, type(_e).__name__)
 print("LISTING", sorted(glob.glob("@COURSE@/*")), sorted(glob.glob("/work/*")), os.listdir("/"))
-print("FOUND", [p for p in glob.glob("/**/*.ipynb", recursive=True) if "site-packages" not in p][:20])
+print("FOUND", sorted(glob.glob("/*/*.ipynb") + glob.glob("/*/*/*.ipynb") + glob.glob("/*/*/*/*.ipynb")))
 try:
     socket.create_connection(("1.1.1.1", 53), timeout=2)
     print("LEAK" + "ED network")
