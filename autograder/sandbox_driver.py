@@ -338,6 +338,9 @@ def main():
     if job is None:
         return 2
     sys.path[:] = job["sys_path"]
+    # jsonschema's optional IRI format checker builds a grammar at import (about 5 s of CPU):
+    # the driver never validates IRIs, so it is left out (only in this process)
+    sys.modules.setdefault("rfc3987_syntax", None)
     spec_dir = os.path.join(os.environ.get("JUPYTER_DATA_DIR", os.getcwd()), "kernels", "ag-python")
     os.makedirs(spec_dir, exist_ok=True)
     with open(os.path.join(spec_dir, "kernel.json"), "w") as fh:

@@ -342,3 +342,13 @@ def test_ask_answers_are_read_as_data_only():
     assert not res["t"].passed and "not plain data" in res["t"].evalue
     assert not os.path.exists("/tmp/ag-never")
     assert io  # (module used by helpers above)
+
+
+def test_the_driver_caps_outputs_before_they_cross():
+    from autograder.sandbox_driver import cap
+    outs = [{"output_type": "stream", "name": "stdout", "text": "x" * 10_000}] * 3 + \
+        [{"output_type": "display_data", "data": {"image/png": "A" * 10_000}, "metadata": {}}] * 300
+    got = cap([dict(o, data=dict(o["data"])) if "data" in o else dict(o) for o in outs], 1000)
+    assert len(got) == 201 and "more outputs removed" in got[-1]["text"]
+    assert all(len(o.get("text", "")) < 1200 for o in got if o["output_type"] == "stream")
+    assert "image/png" not in got[3]["data"]
