@@ -86,12 +86,13 @@ def sandbox_sys_path() -> list[str]:
     """``sys.path`` inside: course_lib's folder first, then the grader's stdlib and site-packages
     (never the repository, never the working directory)."""
     paths = [INSIDE]
-    repo = os.path.realpath(REPO_ROOT)
+    trees = _python_trees()
     for p in sys.path:
         if not p or not os.path.isabs(p) or not os.path.isdir(p):
             continue
-        real = os.path.realpath(p)
-        if real == repo or real.startswith(repo + os.sep) and ".venv" not in real.split(os.sep):
+        # only what lies inside the mounted interpreter and venv: never the working
+        # directory (the course directory, when nbgrader runs), never the repository
+        if not any(p == t or p.startswith(t + os.sep) for t in trees):
             continue
         if p not in paths:
             paths.append(p)

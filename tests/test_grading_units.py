@@ -322,6 +322,14 @@ def test_sandbox_command_is_an_allow_list():
     env = {cmd[i + 1]: cmd[i + 2] for i, a in enumerate(cmd) if a == "--setenv"}
     assert set(env) == set(ENV_ALLOW) | {"PYTHONPATH"}
     assert REPO_ROOT not in sandbox_sys_path()
+    import tempfile
+    course_dir = tempfile.mkdtemp(prefix="ag-some-course-")   # nbgrader's working directory
+    sys.path.insert(0, course_dir)
+    try:
+        assert course_dir not in sandbox_sys_path()
+    finally:
+        sys.path.remove(course_dir)
+        os.rmdir(course_dir)
 
 
 def test_forbidden_user_namespaces_get_a_clear_message():
