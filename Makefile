@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 PORT   ?= 8888
 LAB_ARGS ?=
 
-.PHONY: lab test setup browser openmpi fonts learner-lab instructor-lab site clean-venv release autograde doctor bench node hub hub-stop slides
+.PHONY: lab test setup browser openmpi bubblewrap fonts learner-lab instructor-lab site clean-venv release autograde doctor bench node hub hub-stop slides
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed (nbgrader 0.9.6); found " + sys.version.split()[0]' \
@@ -47,7 +47,10 @@ openmpi:  ## Debian's Open MPI, to test the MPI lab under Open MPI too (needs ro
 node:  ## Node.js and deploy/'s npm packages: the hub's proxy, reveal.js for the slides
 	@bash scripts/ensure_node.sh
 
-test: setup $(VENV)/.hub-installed browser openmpi node fonts learner-lab  ## run the whole test suite (in the learner's Lab)
+bubblewrap:  ## Debian's bubblewrap, the grading sandbox (needs root and apt-get)
+	@bash scripts/ensure_bubblewrap.sh
+
+test: setup $(VENV)/.hub-installed browser openmpi bubblewrap node fonts learner-lab  ## run the whole test suite (in the learner's Lab)
 	$(PY) -m pytest
 
 doctor: setup  ## is this machine ready for the course? (instructors: make doctor DOCTOR_ARGS=--instructor)
@@ -56,7 +59,7 @@ doctor: setup  ## is this machine ready for the course? (instructors: make docto
 release: setup  ## regenerate exercises/ (student release) from solutions/ (nbgrader source)
 	$(PY) -m autograder release
 
-autograde: setup  ## collect an LMS zip, autograde, feedback, grades.csv: make autograde ASSIGNMENT=ring_allreduce ZIP=subs.zip
+autograde: setup bubblewrap  ## collect an LMS zip, autograde, feedback, grades.csv: make autograde ASSIGNMENT=ring_allreduce ZIP=subs.zip
 	@test -n "$(ASSIGNMENT)" -a -n "$(ZIP)" || { echo "usage: make autograde ASSIGNMENT=<name> ZIP=<lms-download.zip>"; exit 2; }
 	$(PY) -m autograder all --zip $(ZIP) $(ASSIGNMENT)
 

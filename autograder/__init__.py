@@ -6,9 +6,11 @@ One entry point, ``python -m autograder <verb>``:
               compares with what is committed)
 ``collect``   bring submissions into the course directory, from an LMS zip
               (nbgrader's ``zip_collect``) or from the nbgrader exchange
-``autograde`` grade every submission in one nbgrader batch per assignment,
-              behind the defences of :mod:`autograder.guard`; list who needs
-              a human (dead kernel, time-out, tampering, suspicious code)
+``autograde`` grade every submission in one nbgrader batch per assignment:
+              each notebook runs in its own bubblewrap sandbox
+              (:mod:`autograder.sandbox`), the tests are judged in the grader's
+              process (:mod:`autograder.judge`); list who needs a human (dead
+              kernel, time-out, suspicious code)
 ``feedback``  generate HTML feedback (and release it to the exchange if used)
 ``export``    write the gradebook to CSV
 ``all``       release, collect, autograde, feedback, export

@@ -10,7 +10,7 @@
 #   INTERCONNECT_COURSE_DIR          the course directory (default: the config's folder)
 #   INTERCONNECT_CELL_TIMEOUT_S      per-cell time-out                 (default 30)
 #   INTERCONNECT_NOTEBOOK_TIMEOUT_S  whole-notebook budget             (default 300)
-#   INTERCONNECT_KERNEL_MEMORY_BYTES kernel address-space limit        (default 2 GiB)
+#   INTERCONNECT_KERNEL_MEMORY_BYTES sandbox address-space limit       (default 2 GiB)
 #   INTERCONNECT_INCIDENT_LOG        JSON-lines file for incidents (set by the pipeline)
 import os
 import sys
@@ -26,7 +26,7 @@ from nbgrader.preprocessors import (  # noqa: E402
     OverwriteCells, OverwriteKernelspec, SaveAutoGrades, AssignLatePenalties)
 
 from autograder import COURSE_ID  # noqa: E402
-from autograder.guard import GuardedExecute, HideHiddenTests, RestoreCellMetadata  # noqa: E402
+from autograder.guard import HideHiddenTests, RestoreCellMetadata, SandboxedGrading  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 
@@ -74,7 +74,7 @@ c.Autograde.sanitize_preprocessors = [
     CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
-    GuardedExecute,           # limits, dead kernels, hangs, environment restore, integrity
+    SandboxedGrading,         # the notebook runs in bubblewrap; the tests are judged here
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
@@ -82,26 +82,19 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
+c.SandboxedGrading.timeout = int(os.environ.get("INTERCONNECT_CELL_TIMEOUT_S", "30"))
+c.SandboxedGrading.notebook_timeout = int(os.environ.get("INTERCONNECT_NOTEBOOK_TIMEOUT_S", "300"))
+c.SandboxedGrading.memory_limit_bytes = int(
+    os.environ.get("INTERCONNECT_KERNEL_MEMORY_BYTES", str(2 * 2**30)))
+c.SandboxedGrading.cpu_limit_s = 600
+c.SandboxedGrading.max_output_bytes = 1_000_000   # a 200 MB print or a 50 MB image is cut
+# The Validate button (students' own machines) runs nbgrader's plain Execute:
 c.Execute.timeout = int(os.environ.get("INTERCONNECT_CELL_TIMEOUT_S", "30"))
 c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = False
 c.Execute.iopub_timeout = 10
 c.Execute.startup_timeout = 60
-c.GuardedExecute.notebook_timeout = int(os.environ.get("INTERCONNECT_NOTEBOOK_TIMEOUT_S", "300"))
-c.GuardedExecute.probe_timeout = 5.0
-c.GuardedExecute.protected_paths = ["gradebook.db", "solutions", "exercises",
-                                    "nbgrader_config.py"]
-c.GuardedExecute.watched_paths = ["submitted", "autograded", "feedback"]
-if os.environ.get("INTERCONNECT_WATCH_REPO", "1") != "0":
-    # the course's own code: changes are reported (never rolled back, the repository is
-    # the instructor's working copy)
-    c.GuardedExecute.watched_paths += [os.path.join(_repo, "course_lib"),
-                                       os.path.join(_repo, "autograder")]
-c.SandboxedKernelManager.memory_limit_bytes = int(
-    os.environ.get("INTERCONNECT_KERNEL_MEMORY_BYTES", str(2 * 2**30)))
-c.SandboxedKernelManager.cpu_limit_s = 600
 c.LimitOutput.max_lines = 200
-c.GuardedExecute.max_output_bytes = 1_000_000   # a 200 MB print or a 50 MB image is cut
 c.LimitOutput.max_traceback = 60
 # The same settings apply to students' Validate button: a hang there times out too.
 c.Validator.validate_all = True

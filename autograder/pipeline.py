@@ -26,61 +26,19 @@ from dataclasses import dataclass, field
 import nbformat
 
 from . import COURSE_ID, REPO_ROOT, assignments_in
+from .lms import IGNORED, Entry, parse_entry, valid_student_id
 
 __all__ = ["Course", "GradeRow", "normalise_notebook", "scan_notebook", "SUSPICIOUS",
            "parse_entry", "valid_student_id", "LATEST_RULE"]
 
 #: Which of several attempts by one student counts.
-LATEST_RULE = ("latest attempt wins: the newest file time in the zip; on equal times the higher "
-               "copy number ('name (2).ipynb' beats 'name (1).ipynb' beats 'name.ipynb'); then "
-               "the later entry in the zip")
+LATEST_RULE = ("latest attempt wins: the submission time the LMS wrote into the name (Blackboard, "
+               "Brightspace), else the file time in the zip; on equal times the higher copy number "
+               "('name (2).ipynb' beats 'name (1).ipynb' beats 'name.ipynb'); two files that "
+               "still tie are both 'manual'. A later collect keeps earlier 'manual' and 'rejected' "
+               "lines of students it does not bring again")
 #: Largest notebook accepted from a zip.
 MAX_SUBMISSION_BYTES = 20 * 2**20
-_ID_OK = re.compile(r"^[\w][\w .'@-]{0,63}$")
-
-
-def valid_student_id(student: str) -> str | None:
-    """``None`` if ``student`` is a safe student id, else the reason it is not."""
-    if not student or student.strip() != student:
-        return "empty student id, or spaces around it"
-    if student in (".", "..") or ".." in student:
-        return f"student id {student!r} contains '..'"
-    if not _ID_OK.match(student):
-        return (f"student id {student!r}: only letters (any script), digits, space, "
-                "'.', '-', '_', \"'\" and '@' are allowed, up to 64 characters, starting with a "
-                "letter or digit")
-    return None
-
-
-def parse_entry(name: str, notebooks) -> tuple | str:
-    """``(student, notebook, copy)`` for one file name in an LMS zip, or the reason
-    it is rejected.  ``copy`` is n for 'x (n).ipynb', else 0."""
-    name = unicodedata.normalize("NFC", name.replace("\\", "/"))
-    parts = [p for p in name.split("/") if p]
-    if not parts:
-        return "empty name"
-    if ".." in parts:
-        return "path in the zip contains '..'"
-    if parts[0] == "__MACOSX" or parts[-1].startswith("._"):
-        return "macOS metadata, not a submission"
-    base = parts[-1]
-    copy_re = r"(?:\s*\((?P<copy>\d{1,3})\))?\.ipynb$"
-    names = "|".join(re.escape(n) for n in sorted(notebooks, key=len, reverse=True))
-    if not base.lower().endswith(".ipynb"):
-        return "not a notebook (.ipynb)"
-    m = re.match(rf"^(?P<nb>{names}){copy_re}", base)
-    if m and len(parts) >= 2:
-        student = parts[-2]
-    else:
-        m = re.match(rf"^(?P<student>[^_]+)_(?:.*_)?(?P<nb>{names}){copy_re}", base)
-        if not m:
-            return (f"name does not match <student>_<notebook>.ipynb or <student>/<notebook>.ipynb "
-                    f"for notebook(s) {', '.join(notebooks)}")
-        student = m.group("student")
-    why = valid_student_id(student)
-    if why:
-        return why
-    return student, m.group("nb"), int(m.group("copy") or 0)
 
 
 def _count(rows):
@@ -270,49 +228,81 @@ class Course:
 
     # -- collect -------------------------------------------------------------------
     def collect_zip(self, assignment: str, zip_path: str) -> list[str]:
-        """Collect an LMS download: a zip of ``<student>_<notebook>.ipynb``,
-        ``<student>_<lms-ids>_<notebook>.ipynb`` or ``<student>/<notebook>.ipynb``.
+        """Collect an LMS download (Canvas, Moodle, Blackboard, Brightspace, a
+        ``student/assignment/notebook`` tree or ``<student>_<notebook>.ipynb``;
+        see :mod:`autograder.lms`).
 
         Never stops at a bad entry.  Every file in the zip gets a line in
         ``reports/<assignment>.json``: ``accepted`` (then ``graded`` or ``manual``
-        after autograding), ``superseded`` or ``rejected``, with the reason.
-        The rule for several attempts: see :data:`LATEST_RULE`.
+        after autograding), ``superseded``, ``manual`` or ``rejected``, with the
+        reason.  The rule for several attempts: see :data:`LATEST_RULE`.
         """
         notebooks = self.notebooks(assignment)
         rows, best = [], {}
-        with zipfile.ZipFile(zip_path) as archive:
+        try:
+            archive = zipfile.ZipFile(zip_path)
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"--zip {zip_path}: not a readable zip file ({exc})") from exc
+        with archive:
             for order, info in enumerate(archive.infolist()):
-                if info.is_dir():
+                if info.is_dir() or IGNORED.search(info.filename.replace("\\", "/")):
                     continue
                 row = {"file": info.filename}
                 rows.append(row)
-                parsed = parse_entry(info.filename, notebooks)
+                parsed = parse_entry(info.filename, notebooks, assignment)
                 if isinstance(parsed, str):
                     row.update(status="rejected", reason=parsed)
                     continue
-                student, nb_name, copy = parsed
-                row.update(student=student, notebook=nb_name)
+                row.update(student=parsed.student, notebook=parsed.notebook, lms=parsed.lms)
+                if parsed.name:
+                    row["name"] = parsed.name
+                if parsed.submission:
+                    row["submission"] = parsed.submission
+                if parsed.late:
+                    row["late"] = True
+                if parsed.notebook is None:
+                    row.update(status="manual", reason=f"{parsed.original!r} is not named like the "
+                               f"assignment's notebook ({', '.join(n + '.ipynb' for n in notebooks)}): "
+                               "a human decides whether it is the submission")
+                    continue
                 if info.file_size > MAX_SUBMISSION_BYTES:
                     row.update(status="rejected", reason=f"larger than {MAX_SUBMISSION_BYTES // 2**20} MB "
                                f"({info.file_size:,} bytes)")
                     continue
-                data = archive.read(info)
                 try:
-                    nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+                    data = archive.read(info)
+                except Exception as exc:  # bad CRC, truncated or encrypted entry: this file only
+                    row.update(status="rejected", reason=f"damaged in the zip ({type(exc).__name__}: "
+                               f"{str(exc)[:200]})")
+                    continue
+                try:
+                    nb = nbformat.reads(data.decode("utf-8-sig"), as_version=4)
                 except Exception as exc:  # any way of not being a notebook
                     row.update(status="rejected", reason=f"not a readable notebook ({type(exc).__name__})")
                     continue
-                key = (info.date_time, copy, order)
-                row.update(status="accepted", attempt=list(key[0]) + [copy])
-                prev = best.get((student, nb_name))
-                if prev is None or key > prev[0]:
-                    if prev is not None:
-                        prev[1].update(status="superseded", reason=f"a later attempt: {info.filename}")
-                    best[(student, nb_name)] = (key, row, nb)
-                else:
-                    row.update(status="superseded", reason=f"a later attempt: {prev[1]['file']}")
+                when = parsed.when or info.date_time
+                key = (tuple(when), parsed.copy)
+                row.update(status="accepted", attempt=list(when) + [parsed.copy])
+                best.setdefault((parsed.student, parsed.notebook), []).append((key, order, row, nb))
+        chosen = {}
+        for (student, nb_name), cands in best.items():
+            cands.sort(key=lambda c: (c[0], c[1]))
+            top = cands[-1]
+            ties = [c for c in cands if c[0] == top[0]]
+            if len(ties) > 1:
+                for c in ties:
+                    c[2].update(status="manual", reason="two files of this student with the same time "
+                                "and copy number: " + ", ".join(t[2]["file"] for t in ties)
+                                + "; a human decides which one counts")
+                for c in cands:
+                    if c not in ties:
+                        c[2].update(status="superseded", reason="a later attempt (see the manual lines)")
+                continue
+            for c in cands[:-1]:
+                c[2].update(status="superseded", reason=f"a later attempt: {top[2]['file']}")
+            chosen[(student, nb_name)] = top
         release = self._release_ids(assignment)
-        for (student, nb_name), (_, row, nb) in sorted(best.items()):
+        for (student, nb_name), (_, _, row, nb) in sorted(chosen.items()):
             ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
             if not ids & release.get(nb_name, set()):
                 row.update(status="manual", reason="no nbgrader metadata (a code-only notebook, or "
@@ -325,12 +315,41 @@ class Course:
             nbformat.write(nb, os.path.join(folder, f"{nb_name}.ipynb"))
             with open(os.path.join(folder, "timestamp.txt"), "w", encoding="utf-8") as fh:
                 fh.write("%04d-%02d-%02d %02d:%02d:%02d UTC" % tuple(row["attempt"][:6]))
+        # names shared by different ids are kept apart, and said so
+        by_name = {}
+        for r in rows:
+            if r.get("name") and r.get("student"):
+                by_name.setdefault(r["name"].casefold(), set()).add(r["student"])
+        for r in rows:
+            if r.get("name") and len(by_name.get(r["name"].casefold(), ())) > 1:
+                r["note"] = ("another student has the same name (ids "
+                             + ", ".join(sorted(by_name[r["name"].casefold()])) + "): kept apart")
+        rows = self._merge_report(assignment, rows)
         self._write_report(assignment, rows)
         students = sorted({r["student"] for r in rows if r.get("status") == "accepted"})
         self.say(f"collect  {assignment}: {len(students)} submission(s) from "
                  f"{os.path.basename(zip_path)}; " + ", ".join(
                      f"{n} {k}" for k, n in sorted(_count(rows).items())))
         return students
+
+    def _merge_report(self, assignment: str, rows: list[dict]) -> list[dict]:
+        """This collect's lines, then the earlier lines it does not replace: a student it
+        brings again has their earlier lines marked superseded; every other earlier line
+        (manual, rejected, graded) is kept as it was."""
+        new_students = {r["student"] for r in rows if r.get("student")
+                        and r.get("status") in ("accepted", "manual")}
+        new_files = {r["file"] for r in rows}
+        kept = []
+        for old in self.report(assignment):
+            if old.get("file") in new_files:
+                continue  # the same file collected again: this collect's line says it
+            old = dict(old)
+            if old.get("student") in new_students and old.get("status") in ("accepted", "graded",
+                                                                             "manual"):
+                old.update(status="superseded", reason="a later collect brought a new submission")
+            old["earlier_collect"] = True
+            kept.append(old)
+        return rows + kept
 
     def _release_ids(self, assignment: str) -> dict:
         out = {}
@@ -405,8 +424,11 @@ class Course:
         those that still fail are listed with ``score=None`` (grade by hand).
         """
         wanted = sorted(students or self.students(assignment))
-        from .isolation import isolation
-        self.say(isolation().describe())
+        from .sandbox import check, describe
+        self.say(describe())
+        problem = check()
+        if problem:
+            raise RuntimeError("cannot grade: " + problem)
         first = len(self._incidents())
         if students:
             for s in wanted:
@@ -483,20 +505,32 @@ class Course:
         from nbgrader.api import Gradebook
         out = []
         with Gradebook(f"sqlite:///{os.path.join(self.dir, 'gradebook.db')}") as gb:
-            for a in gb.assignments:
-                manual = {r["student"]: r.get("reason", "") for r in self.report(a.name)
-                          if r.get("status") == "manual"}
-                graded = set()
-                for sub in a.submissions:
-                    sid = sub.student.id
-                    graded.add(sid)
-                    if sid in manual:
-                        out.append((sid, a.name, "", a.max_score, "manual", manual[sid]))
+            book = {a.name: a for a in gb.assignments}
+            reported = sorted(os.path.splitext(f)[0] for f in os.listdir(os.path.dirname(
+                self.report_path("x"))) if f.endswith(".json")) \
+                if os.path.isdir(os.path.dirname(self.report_path("x"))) else []
+            for name in sorted(set(book) | set(reported)):
+                a = book.get(name)
+                max_score = a.max_score if a is not None else self._max_score(name)
+                scores = {sub.student.id: sub.score for sub in (a.submissions if a else [])}
+                lines = {}
+                for r in self.report(name):
+                    if r.get("student") and r.get("status") != "superseded":
+                        lines.setdefault(r["student"], []).append(r)
+                for sid in sorted(set(scores) | set(lines)):
+                    mine = lines.get(sid, [])
+                    status = {r["status"] for r in mine}
+                    why = "; ".join(f"{r['file']}: {r.get('reason', '')}" for r in mine
+                                    if r["status"] in ("manual", "rejected"))
+                    if sid in scores and (not mine or status & {"graded", "accepted"}):
+                        out.append((sid, name, scores[sid], max_score, "graded", why))
+                    elif status & {"graded", "accepted"}:
+                        out.append((sid, name, "", max_score, "manual",
+                                    "collected, not graded yet (run autograde)"))
+                    elif "manual" in status or sid in scores:
+                        out.append((sid, name, "", max_score, "manual", why))
                     else:
-                        out.append((sid, a.name, sub.score, a.max_score, "graded", ""))
-                for sid, why in sorted(manual.items()):
-                    if sid not in graded:
-                        out.append((sid, a.name, "", a.max_score, "manual", why))
+                        out.append((sid, name, "", max_score, "rejected", why))
         os.makedirs(os.path.dirname(csv_path), exist_ok=True)
         tmp = csv_path + ".tmp"
         with open(tmp, "w", newline="", encoding="utf-8") as fh:
@@ -506,6 +540,14 @@ class Course:
         os.replace(tmp, csv_path)
         self.say(f"export   {len(out)} row(s) -> {csv_path}")
         return csv_path
+
+    def _max_score(self, assignment: str) -> float:
+        total = 0.0
+        for name in self.notebooks(assignment):
+            nb = nbformat.read(os.path.join(self.repo, "solutions", assignment, f"{name}.ipynb"), 4)
+            total += sum(float(c.metadata.get("nbgrader", {}).get("points", 0) or 0) for c in nb.cells
+                         if c.metadata.get("nbgrader", {}).get("grade"))
+        return total
 
     def output_path(self, path: str) -> str:
         """Where an output file goes: relative paths inside the course directory;

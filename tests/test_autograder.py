@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import sqlite3
 import tempfile
 import zipfile
@@ -20,8 +21,10 @@ import nbformat
 import pytest
 
 from autograder import REPO_ROOT, STUDENT_DISABLED_EXTENSIONS, assignments_in
-from autograder.isolation import isolation
 from autograder.pipeline import Course, normalise_notebook, scan_notebook
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_solutions import CLOSED as REF_CLOSED, LOOP as REF_LOOP, notebook as reference  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -165,6 +168,10 @@ HOSTILE = {
     "loop": (lambda: submission(RING, edit=prepend_to("part_e", LOOP)), ALL - P["part_e"], {"timeout"}),
     "sigint": (lambda: submission(RING, edit=prepend_to("part_e", SIGINT_LOOP)), ALL - P["part_e"],
                {"timeout", "unresponsive"}),
+    # the tests see the student's values, whatever the notebook's kernel had patched
+    "patchedabs": (lambda: submission(RING, edit=append_to("part_e", "trap_factor = 3.0\n"
+                                                           "def abs(x):\n    return 0")),
+                   ALL - P["part_e"], set()),
     "exit": (lambda: submission(RING, edit=append_to("part_d", EXIT)),
              P["part_a"] + P["part_b"] + P["part_c"], {"dead-kernel"}),
     "raisefirst": (lambda: submission(RING, edit=raise_first), ALL, set()),
@@ -178,11 +185,8 @@ HOSTILE = {
                  ALL - P["part_c"] - P["part_e"], set()),
     "monkey": (lambda: submission(RING, edit=chain(WRONG_C, append_to("part_c", PATCHES))),
                ALL - P["part_c"] - P["part_e"], set()),
-    # as root the kernel runs as another user and cannot even find the course files:
-    # the attack fails and the answers count; otherwise the integrity guard zeroes it
-    "tamper": (lambda: submission(RING, edit=append_to("part_a", TAMPER)),
-               ALL if isolation().mode == "user" else 0.0,
-               set() if isolation().mode == "user" else {"tamper"}),
+    # the sandbox holds no course files: every open fails, the answers count
+    "tamper": (lambda: submission(RING, edit=append_to("part_a", TAMPER)), ALL, set()),
     "memory": (lambda: submission(RING, edit=prepend_to("part_e", MEMORY)), ALL - P["part_e"], set()),
 }
 
@@ -204,7 +208,11 @@ def course():
 
 
 @pytest.fixture(scope="module")
-def hostile(course):
+def hostile():
+    path = tempfile.mkdtemp(prefix="ag-hostile-")
+    course = Course(path, cell_timeout_s=CELL_TIMEOUT_S, notebook_timeout_s=120,
+                    kernel_memory_bytes=3 * 2**30, verbose=False)
+    course.release([RING], out_dir=os.path.join(path, "released"))
     zpath = os.path.join(course.dir, "lms_download.zip")
     with zipfile.ZipFile(zpath, "w") as z:
         for i, (student, (make, _, _)) in enumerate(sorted(HOSTILE.items())):
@@ -214,7 +222,8 @@ def hostile(course):
     collected = course.collect_zip(RING, zpath)
     solutions_sha = _sha(os.path.join(course.dir, "solutions", RING, f"{RING}.ipynb"))
     rows = {r.student: r for r in course.autograde(RING)}
-    return collected, rows, solutions_sha
+    yield collected, rows, solutions_sha, course
+    shutil.rmtree(path, ignore_errors=True)
 
 
 # --- release ----------------------------------------------------------------------
@@ -244,32 +253,31 @@ def test_normalise_is_idempotent():
 
 
 # --- honest submissions, all assignments -----------------------------------------------
-@pytest.mark.parametrize("a", [a for a in assignments_in() if a != RING])
-def test_full_zero_and_partial_marks(course, a, tmp_path):
+@pytest.mark.parametrize("a", assignments_in())
+def test_both_reference_solutions_get_full_marks(course, a, tmp_path):
+    """A loop and a closed form (tests/reference_solutions) both earn every point.
+    (Zero and partial marks: the hostile batches.)"""
     p = points(a)
-    partial_parts = {"part_a", "part_b"}
     zpath = tmp_path / f"{a}.zip"
     with zipfile.ZipFile(zpath, "w") as z:
-        z.writestr(f"good/{a}.ipynb", nbformat.writes(submission(a)))
-        z.writestr(f"blank/{a}.ipynb", nbformat.writes(submission(a, parts=set())))
-        z.writestr(f"half/{a}.ipynb", nbformat.writes(submission(a, parts=partial_parts)))
+        z.writestr(f"loop/{a}.ipynb", nbformat.writes(reference(_read("exercises", a), a, REF_LOOP)))
+        z.writestr(f"closed/{a}.ipynb", nbformat.writes(reference(_read("exercises", a), a, REF_CLOSED)))
     course.collect_zip(a, str(zpath))
     rows = {r.student: r for r in course.autograde(a)}
-    assert rows["good"].score == sum(p.values()) == rows["good"].max_score
-    assert rows["blank"].score == 0
-    assert rows["half"].score == sum(v for k, v in p.items() if k in partial_parts)
-    assert not rows["good"].needs_human
+    assert rows["loop"].score == sum(p.values()) == rows["loop"].max_score, rows["loop"]
+    assert rows["closed"].score == sum(p.values()), rows["closed"]
+    assert not rows["loop"].incidents and not rows["closed"].incidents
 
 
 # --- hostile batch ------------------------------------------------------------------
 def test_zip_collect_finds_every_student(hostile):
-    collected, rows, _ = hostile
+    collected, rows, _, _ = hostile
     assert sorted(collected) == sorted(HOSTILE)
 
 
 @pytest.mark.parametrize("student", sorted(HOSTILE))
 def test_hostile_submission_graded_correctly(hostile, student):
-    _, rows, _ = hostile
+    _, rows, _, _ = hostile
     _, expected, kinds = HOSTILE[student]
     row = rows[student]
     assert row.score == expected, (student, row.score, row.incidents)
@@ -279,13 +287,13 @@ def test_hostile_submission_graded_correctly(hostile, student):
 
 
 def test_honest_submissions_raise_no_incident_or_flag(hostile):
-    _, rows, _ = hostile
+    _, rows, _, _ = hostile
     for s in ("good", "blank", "partial"):
         assert not rows[s].incidents and not rows[s].flags, (s, rows[s])
 
 
-def test_tampering_is_rolled_back(hostile, course):
-    _, rows, solutions_sha = hostile
+def test_tampering_never_reaches_the_course(hostile):
+    _, rows, solutions_sha, course = hostile
     assert _sha(os.path.join(course.dir, "solutions", RING, f"{RING}.ipynb")) == solutions_sha
     assert not os.path.exists(os.path.join(course.dir, "solutions", "extra.py"))
     with sqlite3.connect(os.path.join(course.dir, "gradebook.db")) as db:
@@ -295,13 +303,14 @@ def test_tampering_is_rolled_back(hostile, course):
     assert "patches builtins" in rows["monkey"].flags
 
 
-def test_feedback_and_export(hostile, course, tmp_path):
+def test_feedback_and_export(hostile, tmp_path):
+    course = hostile[3]
     n = course.feedback(RING)
     assert n == len(HOSTILE)
     html = open(os.path.join(course.dir, "feedback", "asserttrue", RING, f"{RING}.html"),
                 encoding="utf-8").read()
     assert "bidirectional" in html, "the student's feedback carries the test's hint"
-    csv_path = course.export(str(tmp_path / "grades.csv"))
+    csv_path = course.export("grades.csv")
     import csv
     with open(csv_path, newline="") as fh:
         got = {(r["student_id"], r["assignment"]): float(r["raw_score"]) for r in csv.DictReader(fh)}

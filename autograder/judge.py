@@ -1,0 +1,441 @@
+"""The judge: run the hidden tests in the grader's own process, on the student's values.
+
+A test cell of ``solutions/`` is ordinary Python with ``assert`` statements.
+It is never sent to the sandbox.  The judge runs it here, in a namespace
+holding the real builtins, the instructor's imports (from the notebook's
+locked cells) and, for every other name the test *reads* but does not define,
+a stand-in for the student's object:
+
+* a **value** (a number, an array, a course_lib record): fetched once from the
+  sandbox as pickled data and decoded by :class:`SafeUnpickler` -- NumPy,
+  builtin containers and course_lib / networkx classes only, so nothing the
+  student wrote (an ``__eq__`` that is always true, a ``__reduce__`` trick)
+  can arrive;
+* a **function**: a :class:`StudentFunction` whose call returns the value the
+  student's function returned *in the sandbox* for those arguments.
+
+Calls are answered in batches: the tests are run once with unknown results
+(:data:`UNKNOWN`, which absorbs any arithmetic, and ``assert`` statements
+that see one are skipped), the calls they made are sent to the sandbox in one
+question, and the tests run again with the answers, until no test makes a
+call whose result is unknown (a few rounds).  Only the final run of a test,
+with every value known, decides its grade.
+
+What reaches the sandbox: the names a test reads and the arguments it passes.
+What never does: the test code, the expected values, the tolerances.
+
+>>> from autograder.judge import free_names
+>>> sorted(free_names("import math\\nfor n in (2, 3):\\n    assert math.isclose(f(n), g(n) + k)"))
+['f', 'g', 'k']
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import math
+import pickle
+
+__all__ = ["SafeUnpickler", "free_names", "instructor_imports", "Judge", "UNKNOWN",
+           "StudentError", "TestResult"]
+
+MAX_ROUNDS = 25
+
+
+# ---------------------------------------------------------------------------
+# decoding the sandbox's answers: data, never code
+# ---------------------------------------------------------------------------
+_NUMPY_OK = {"_reconstruct", "scalar", "ndarray", "dtype", "_frombuffer"}
+_BUILTINS_OK = {"set", "frozenset", "complex", "slice", "range", "bytearray", "bytes", "list",
+                "dict", "tuple", "int", "float", "str", "bool"}
+
+
+class SafeUnpickler(pickle.Unpickler):
+    """Unpickles data, never code: NumPy arrays/scalars, builtin containers and
+    classes (not functions) of ``course_lib``, ``networkx``, ``fractions``,
+    ``decimal`` and ``datetime``.
+
+    >>> import io, os, pickle
+    >>> SafeUnpickler(io.BytesIO(pickle.dumps({"a": [1, 2.5]}))).load()
+    {'a': [1, 2.5]}
+    >>> SafeUnpickler(io.BytesIO(pickle.dumps(os.system))).load()
+    Traceback (most recent call last):
+    ...
+    _pickle.UnpicklingError: posix.system is not allowed in a value
+    """
+
+    def find_class(self, module, name):
+        if module.startswith("numpy") and module.split(".")[-1] in (
+                "numpy", "multiarray", "numeric") and name in _NUMPY_OK:
+            return super().find_class(module, name)
+        if module in ("numpy", "numpy.dtypes") and name.endswith("DType"):
+            return super().find_class(module, name)
+        if module == "builtins" and name in _BUILTINS_OK:
+            return super().find_class(module, name)
+        if module == "collections" and name in ("OrderedDict", "deque"):
+            return super().find_class(module, name)
+        if module == "copyreg" and name == "_reconstructor":
+            return super().find_class(module, name)
+        if module.split(".")[0] in ("course_lib", "networkx", "fractions", "decimal", "datetime"):
+            obj = super().find_class(module, name)
+            if isinstance(obj, type):
+                return obj
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a value")
+
+
+def loads(blob: bytes):
+    return SafeUnpickler(io.BytesIO(blob)).load()
+
+
+# ---------------------------------------------------------------------------
+# reading a test cell
+# ---------------------------------------------------------------------------
+def instructor_imports(src: str) -> str:
+    """Only the import statements of a (trusted) cell."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return ""
+    return "\n".join(ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+
+
+def _bound(tree) -> set:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                names.add((a.asname or a.name).split(".")[0])
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+
+def free_names(src: str, known=()) -> set:
+    """Names ``src`` reads but neither defines nor imports (nor are builtins or ``known``):
+    the student's names a test needs."""
+    tree = ast.parse(src)
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loaded - _bound(tree) - set(dir(builtins)) - set(known)
+
+
+class _SoftAsserts(ast.NodeTransformer):
+    """``assert c, m`` -> ``__ag_check(lambda: c, lambda: m)``: checked only in a run
+    where every value is known."""
+
+    def visit_Assert(self, node):
+        msg = node.msg if node.msg is not None else ast.Constant(None)
+        call = ast.Call(func=ast.Name("__ag_check", ast.Load()),
+                        args=[ast.Lambda(_noargs(), node.test), ast.Lambda(_noargs(), msg)],
+                        keywords=[])
+        return ast.copy_location(ast.Expr(call), node)
+
+
+def _noargs():
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                         kwarg=None, defaults=[])
+
+
+def compile_test(src: str, name: str = "<test cell>"):
+    tree = _SoftAsserts().visit(ast.parse(src))
+    ast.fix_missing_locations(tree)
+    return compile(tree, name, "exec")
+
+
+# ---------------------------------------------------------------------------
+# unknown results and the student's functions
+# ---------------------------------------------------------------------------
+class _Incomplete(Exception):
+    """A run needed a value that is not known yet."""
+
+
+class _Unknown:
+    """The result of a call not answered yet: absorbs arithmetic and comparisons."""
+
+    __slots__ = ()
+
+    def _u(self, *a, **k):
+        _Run.current.missed = True
+        return UNKNOWN
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _u
+    __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = _u
+    __neg__ = __pos__ = __abs__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _u
+    __getitem__ = __getattr__ = __call__ = __round__ = __matmul__ = __rmatmul__ = _u
+
+    def __bool__(self):
+        return True
+
+    def __float__(self):
+        return math.nan
+
+    def __int__(self):
+        return 0
+
+    __index__ = __int__
+
+    def __iter__(self):
+        raise _Incomplete()
+
+    def __len__(self):
+        raise _Incomplete()
+
+    def __format__(self, spec):
+        return "?"
+
+    def __repr__(self):
+        return "<unknown>"
+
+    __hash__ = object.__hash__
+
+
+UNKNOWN = _Unknown()
+
+
+class StudentError(Exception):
+    """The student's function raised in the sandbox (or could not be called)."""
+
+
+class _Run:
+    current = None
+
+    def __init__(self, answers):
+        self.answers = answers      # key -> ("value", obj) | ("error", ename, evalue)
+        self.wanted = {}            # key -> (name, blob)
+        self.missed = False
+
+
+class _HasUnknown(Exception):
+    pass
+
+
+class _ArgPickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        if obj is UNKNOWN:
+            raise _HasUnknown()
+        return None
+
+
+class StudentFunction:
+    """Stands for the student's function ``name``: a call returns what it returned in
+    the sandbox for the same arguments."""
+
+    def __init__(self, name):
+        self.__name__ = self.name = name
+
+    def __call__(self, *args, **kwargs):
+        run = _Run.current
+        try:
+            buf = io.BytesIO()
+            _ArgPickler(buf, protocol=4).dump((args, kwargs))
+            blob = buf.getvalue()
+        except _HasUnknown:          # an argument is itself a result not known yet
+            run.missed = True
+            return UNKNOWN
+        except Exception as exc:
+            raise TypeError(f"the grader cannot send these arguments to {self.name}: {exc}")
+        key = (self.name, blob)
+        got = run.answers.get(key)
+        if got is None:
+            run.wanted[key] = (self.name, blob)
+            run.missed = True
+            return UNKNOWN
+        if got[0] == "value":
+            return got[1]
+        raise StudentError(f"{self.name}{_short(args, kwargs)} raised {got[1]}: {got[2]}")
+
+    def __repr__(self):
+        return f"<your function {self.name}>"
+
+
+def _short(args, kwargs):
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    text = "(" + ", ".join(parts) + ")"
+    return text if len(text) < 120 else text[:117] + "...)"
+
+
+class _Missing:
+    """A name the student's notebook does not define (or that is not plain data)."""
+
+    def __init__(self, name, why):
+        self.name, self.why = name, why
+
+
+class TestResult:
+    """The verdict on one test cell."""
+
+    def __init__(self, passed: bool, ename: str = "", evalue: str = "", stdout: str = ""):
+        self.passed, self.ename, self.evalue, self.stdout = passed, ename, evalue, stdout
+
+    def __repr__(self):
+        return f"TestResult({self.passed}, {self.ename!r}, {self.evalue!r})"
+
+
+# ---------------------------------------------------------------------------
+# the judge
+# ---------------------------------------------------------------------------
+class Judge:
+    """Runs test cells against a sandbox that answers ``names`` and ``calls`` questions.
+
+    ``ask(op, items)`` returns the sandbox's pickled answer (untrusted bytes) or None."""
+
+    def __init__(self, ask, setup_code: str):
+        self.ask = ask
+        self.setup_code = setup_code
+        self.answers = {}
+        self.values = {}
+
+    def _fetch_names(self, names):
+        names = sorted(n for n in names if n not in self.values)
+        if not names:
+            return
+        raw = self.ask("names", names)
+        try:
+            rows = loads(raw) if raw is not None else None
+        except Exception:
+            rows = None
+        if not isinstance(rows, list) or len(rows) != len(names):
+            for n in names:
+                self.values[n] = _Missing(n, "the sandbox did not answer")
+            return
+        for n, row in zip(names, rows):
+            kind = row[0] if isinstance(row, tuple) and row else None
+            if kind == "callable":
+                self.values[n] = StudentFunction(n)
+            elif kind == "value" and isinstance(row[1], bytes):
+                try:
+                    self.values[n] = loads(row[1])
+                except Exception as exc:
+                    self.values[n] = _Missing(n, f"it is not plain data ({exc})")
+            elif kind == "missing":
+                self.values[n] = _Missing(n, "your notebook does not define it")
+            elif kind == "too-large":
+                self.values[n] = _Missing(n, "its value is too large to grade")
+            else:
+                self.values[n] = _Missing(n, f"it is not plain data ({row[1] if len(row) > 1 else '?'})")
+
+    def _answer_calls(self, wanted):
+        items = list(wanted.values())
+        raw = self.ask("calls", items)
+        try:
+            rows = loads(raw) if raw is not None else None
+        except Exception:
+            rows = None
+        if not isinstance(rows, list) or len(rows) > len(items):
+            rows = []
+        # a shorter answer: the calls after the last answered one never returned
+        rows = list(rows) + [("error", "TimeoutError", "no answer: the call ran past the time "
+                              "limit, or the kernel died")] * (len(items) - len(rows))
+        for key, row in zip(wanted, rows):
+            if isinstance(row, tuple) and row and row[0] == "value" and isinstance(row[1], bytes):
+                try:
+                    self.answers[key] = ("value", loads(row[1]))
+                except Exception as exc:
+                    self.answers[key] = ("error", "NotPlainData",
+                                         f"the result is not plain data ({exc})")
+            elif isinstance(row, tuple) and len(row) == 3 and row[0] == "error":
+                self.answers[key] = ("error", str(row[1])[:100], str(row[2])[:500])
+            elif isinstance(row, tuple) and row and row[0] in ("unpicklable", "too-large"):
+                self.answers[key] = ("error", "NotPlainData", f"the result cannot be graded ({row[0]})")
+            else:
+                self.answers[key] = ("error", "SandboxError", "unreadable answer")
+
+    def _namespace(self, names):
+        ns = {"__name__": "__grader__", "__builtins__": builtins}
+        exec(compile(self.setup_code, "<instructor imports>", "exec"), ns)
+        for n in names:
+            v = self.values.get(n)
+            if isinstance(v, _Missing):
+                continue
+            ns[n] = v
+        return ns
+
+    def _once(self, code, names, missing):
+        run = _Run(self.answers)
+        _Run.current = run
+        ns = self._namespace(names)
+
+        def check(cond, msg):
+            value = cond()
+            if run.missed or value is UNKNOWN:
+                run.missed = True
+                return
+            if not value:
+                m = msg()
+                raise AssertionError(m if m is not None else "")
+
+        ns["__ag_check"] = check
+        out = io.StringIO()
+        result = None
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(code, ns)
+        except _Incomplete:
+            run.missed = True
+        except NameError as exc:
+            name = getattr(exc, "name", None)
+            if name in missing:
+                result = TestResult(False, "NameError", f"{name!r}: {missing[name].why}")
+            elif not run.missed:
+                result = TestResult(False, "NameError", str(exc))
+        except StudentError as exc:
+            if not run.missed:
+                result = TestResult(False, "Error", str(exc))
+        except AssertionError as exc:
+            result = TestResult(False, "AssertionError", str(exc))
+        except Exception as exc:  # noqa: BLE001 - a test that fails on the student's data
+            if not run.missed:
+                result = TestResult(False, type(exc).__name__, str(exc)[:2000])
+        finally:
+            _Run.current = None
+        if run.missed and result is None or (run.wanted and result is None):
+            return None, run.wanted
+        if result is None:
+            result = TestResult(True)
+        result.stdout = out.getvalue()[:20000]
+        return result, {}
+
+    def run(self, tests: dict) -> dict:
+        """``tests``: {grade_id: source}; returns {grade_id: TestResult}."""
+        known = set(_bound(ast.parse(self.setup_code)))
+        compiled, needs = {}, {}
+        results = {}
+        for gid, src in tests.items():
+            try:
+                compiled[gid] = compile_test(src, f"<test {gid}>")
+                needs[gid] = free_names(src, known)
+            except SyntaxError as exc:
+                results[gid] = TestResult(False, "SyntaxError", f"the test cell does not compile: {exc}")
+        self._fetch_names(set().union(*needs.values()) if needs else set())
+        pending = [g for g in compiled if g not in results]
+        for _ in range(MAX_ROUNDS):
+            wanted = {}
+            still = []
+            for gid in pending:
+                missing = {n: self.values[n] for n in needs[gid] if isinstance(self.values.get(n), _Missing)}
+                result, calls = self._once(compiled[gid], needs[gid], missing)
+                if result is not None:
+                    results[gid] = result
+                else:
+                    wanted.update(calls)
+                    still.append(gid)
+            pending = still
+            if not pending:
+                break
+            if not wanted:   # incomplete without a call to answer: cannot progress
+                for gid in pending:
+                    results[gid] = TestResult(False, "GradingError", "the test could not be "
+                                              "decided on your values")
+                pending = []
+                break
+            self._answer_calls({k: v for k, v in wanted.items() if k not in self.answers})
+        for gid in pending:
+            results[gid] = TestResult(False, "GradingError", f"not decided after {MAX_ROUNDS} rounds")
+        return results
