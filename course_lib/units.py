@@ -38,7 +38,7 @@ __all__ = [
     "BITS_PER_BYTE", "SPEED_OF_LIGHT_M_PER_S",
     "US", "NS", "MS",
     "parse_size", "parse_bandwidth", "parse_time",
-    "format_bytes", "format_bandwidth", "format_time", "format_count",
+    "format_bytes", "format_size", "format_bandwidth", "format_time", "format_count",
     "format_distance", "binary_size_ticks", "format_size_tick",
     "gbit_per_s", "gbyte_per_s",
     "check_positive", "check_nonnegative", "check_fraction", "check_int",
@@ -280,6 +280,18 @@ def format_bytes(n_bytes: float, binary: bool = False, digits: int = 3) -> str:
         if abs(n) >= factor:
             return f"{_fmt(n / factor, digits)} {suffix}"
     return f"{_fmt(n, digits)} B"
+
+
+def format_size(n_bytes: float) -> str:
+    """A message size as a learner chose it: binary units (KiB, MiB, GiB) for a
+    whole number of KiB, decimal (kB, MB, GB) otherwise -- so a slider set to
+    8 MiB is not read back as "8.39 MB".
+
+    >>> format_size(8 * MiB), format_size(1e6), format_size(100)
+    ('8 MiB', '1 MB', '100 B')
+    """
+    n = check_real(n_bytes, "n_bytes")
+    return format_bytes(n, binary=abs(n) >= KiB and float(n).is_integer() and n % KiB == 0)
 
 
 def format_bandwidth(bw_bytes_per_s: float, bits: bool = False,

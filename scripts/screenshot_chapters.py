@@ -195,10 +195,16 @@ def main(argv: list[str]) -> int:
                         page.screenshot(path=str(out / f"ch{nn}.png"))
                         boxes = page.locator(".ic-explorer")
                         for i in range(boxes.count()):
+                            # a viewport taller than the explorer, so that
+                            # JupyterLab's panel does not clip it
+                            box = boxes.nth(i).bounding_box() or {"height": 0}
+                            page.set_viewport_size({"width": args.width, "height": max(
+                                args.height, int(box["height"]) + 260)})
                             boxes.nth(i).scroll_into_view_if_needed()
-                            page.wait_for_timeout(300)
+                            page.wait_for_timeout(500)
                             name = f"ch{nn}_explorer{'' if i == 0 else f'_{i + 1}'}.png"
                             boxes.nth(i).screenshot(path=str(out / name))
+                        page.set_viewport_size({"width": args.width, "height": args.height})
                         if nn == "11":
                             terms = page.locator(".jp-Cell", has_text="中文").last
                             terms.scroll_into_view_if_needed()

@@ -43,7 +43,7 @@ from .. import analytic, hardware
 from ..clusters import Cluster
 from ..clusters import cluster as _cluster
 from ..units import check_choice, check_int, check_nonnegative, check_positive
-from ..units import format_bandwidth, format_bytes, format_time
+from ..units import format_bandwidth, format_bytes, format_size, format_time
 from .style import PLACES, ROADS
 from .svg import Canvas, Diagram
 
@@ -725,17 +725,17 @@ def _route_caption(info: dict, n_bytes, first: int = 0, header: bool = False) ->
         # copies in series at different rates: T = alpha + sum of D / B_i
         t = info["latency_s"] + sum(analytic.transfer_time_s(n_bytes, b) for b in rates)
         terms = " + ".join(f"D / {format_bandwidth(b)}" for b in rates)
-        tail.append(f"{format_bytes(n_bytes)}: T = {format_time(info['latency_s'])} + "
+        tail.append(f"{format_size(n_bytes)}: T = {format_time(info['latency_s'])} + "
                     f"{terms} = {format_time(t)}")
     elif n_bytes is not None and info.get("latency_s") is not None:
         t = analytic.staged_transfer_time_s(n_bytes, info["bw_bytes_per_s"],
                                             info["latency_s"], legs=info["copies"])
         k = f"{info['copies']} × " if info["copies"] > 1 else ""
-        tail.append(f"{format_bytes(n_bytes)}: T = {format_time(info['latency_s'])} + "
+        tail.append(f"{format_size(n_bytes)}: T = {format_time(info['latency_s'])} + "
                     f"{k}D / {format_bandwidth(info['bw_bytes_per_s'])} = {format_time(t)}")
     elif n_bytes is not None:
         t = n_bytes / info["bw_bytes_per_s"]
-        tail.append(f"{format_bytes(n_bytes)} / {format_bandwidth(info['bw_bytes_per_s'])}"
+        tail.append(f"{format_size(n_bytes)} / {format_bandwidth(info['bw_bytes_per_s'])}"
                     f" = {format_time(t)} (plus a start-up the catalog does not list)")
     return parts + tail
 
@@ -1281,7 +1281,7 @@ def copy_path(memory: str = "pageable", *, gpu: str | None = "H100", pcie_gen: i
         lines.append(f"one copy: {_per_dir(bw)} ({kind})")
     if n_bytes is not None:
         n = check_nonnegative(n_bytes, "n_bytes")
-        lines.append(f"{format_bytes(n)} at {format_bandwidth(bw)}: "
+        lines.append(f"{format_size(n)} at {format_bandwidth(bw)}: "
                      f"{format_time(analytic.transfer_time_s(n, bw))} (+ start-up)")
     wrapped = []
     for line in lines:
@@ -1428,7 +1428,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     if n_bytes is not None:
         n = check_nonnegative(n_bytes, "n_bytes")
         t = analytic.rdma_transfer_time_s(n, bw, d, endpoint_latency_s=lat)
-        lines.append(f"{format_bytes(n)} over {d:,.6g} m: {format_time(t)}")
+        lines.append(f"{format_size(n)} over {d:,.6g} m: {format_time(t)}")
     wrapped = []
     for line in lines:
         wrapped += _wrap(line, W - 20, 11, sep=" ")

@@ -183,7 +183,7 @@ def straggler_plot(data, fig):
             ha="right")
     ax.set_yticks([])
     ax.set_ylabel("GPUs")
-    ax.set_xlim(0, data["every_s"] * 1.08)
+    ax.set_xlim(0, data["every_s"] * 1.4)      # room on the right for the legend
     ax.xaxis.set_major_formatter(time_formatter())
     ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.legend(fontsize=8, loc="lower right")
