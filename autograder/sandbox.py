@@ -133,6 +133,12 @@ def sandbox_command(cell_timeout_s: int = 30) -> list[str]:
     if "--disable-userns" in _bwrap_options():
         args += ["--disable-userns"]
     args += _system_binds()
+    # private scratch space first: the interpreter's trees are bound on top of it, so
+    # a venv or a checkout that lives under /tmp or /home (a CI clone, an
+    # instructor's home) stays visible, read-only, while the rest of /tmp is empty
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm",
+             "--tmpfs", "/home"]
     for tree in _python_trees():
         args += ["--ro-bind", tree, tree]
     venv = os.path.abspath(sys.prefix)
@@ -140,9 +146,7 @@ def sandbox_command(cell_timeout_s: int = 30) -> list[str]:
         args += ["--symlink", os.path.realpath(venv), venv]
     args += ["--ro-bind", os.path.join(REPO_ROOT, "course_lib"), INSIDE + "/course_lib",
              "--ro-bind", DRIVER, INSIDE + "/ag_driver.py",
-             "--proc", "/proc", "--dev", "/dev",
-             "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm",
-             "--tmpfs", "/home", "--dir", HOME, "--chdir", HOME,
+             "--dir", HOME, "--chdir", HOME,
              "--remount-ro", "/",          # the root and its folders: read-only too
              "--clearenv"]
     env = dict(ENV_ALLOW)
