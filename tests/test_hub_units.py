@@ -94,12 +94,22 @@ def test_learner_and_instructor_configurations(tmp_path):
 
     learner_lab = json.loads(read("learner", "labconfig", "page_config.json"))
     teacher_lab = json.loads(read("instructor", "labconfig", "page_config.json"))
-    assert set(learner_lab["disabledExtensions"]) == set(hub.LEARNER_OFF_PLUGINS)
-    assert set(learner_lab["lockedExtensions"]) == set(hub.LEARNER_OFF_PLUGINS)
-    assert "@jupyter/nbgrader:assignment-list" not in learner_lab["disabledExtensions"]
-    assert teacher_lab["disabledExtensions"] == {}
-    server = json.loads(read("learner", "jupyter_server_config.json"))
-    assert set(server["ServerApp"]["jpserver_extensions"]) == set(hub.LEARNER_OFF_SERVER)
+    # every nbgrader plugin named, on or off: a role's config outranks the venv's, which
+    # scripts/learner_lab.sh may have switched to a learner's Lab
+    def off(config):
+        return {k for k, v in config["disabledExtensions"].items() if v}
+
+    assert set(learner_lab["disabledExtensions"]) == set(hub.NBGRADER_PLUGINS)
+    assert off(learner_lab) == set(hub.LEARNER_OFF_PLUGINS)
+    assert set(learner_lab["lockedExtensions"]) == set(hub.NBGRADER_PLUGINS)
+    assert learner_lab["disabledExtensions"]["@jupyter/nbgrader:assignment-list"] is False
+    assert off(teacher_lab) == set()
+    server = json.loads(read("learner", "jupyter_server_config.json"))["ServerApp"]
+    assert {e for e, on in server["jpserver_extensions"].items() if not on} == \
+        set(hub.LEARNER_OFF_SERVER)
+    assert server["jpserver_extensions"]["nbgrader.server_extensions.assignment_list"] is True
+    teacher = json.loads(read("instructor", "jupyter_server_config.json"))["ServerApp"]
+    assert all(teacher["jpserver_extensions"].values())
     assert "CourseDirectory.root" in read("instructor", "nbgrader_config.py")
     assert "CourseDirectory.root" not in read("learner", "nbgrader_config.py")
     for role in ("learner", "instructor"):

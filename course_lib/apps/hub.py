@@ -86,6 +86,17 @@ LEARNER_OFF_PLUGINS = ("@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader
                        "@jupyter/nbgrader:course-list")
 LEARNER_OFF_SERVER = ("nbgrader.server_extensions.formgrader",
                       "nbgrader.server_extensions.course_list")
+#: Every nbgrader plugin and server extension a role's config names explicitly, on or
+#: off: the venv's own config may have switched them off for a learner's Lab
+#: (scripts/learner_lab.sh, run by `make lab` and `make test`), and a role's config
+#: folder (JUPYTER_CONFIG_PATH) outranks the venv's.
+NBGRADER_PLUGINS = ("@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
+                    "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:assignment-list",
+                    "@jupyter/nbgrader:menu", "@jupyter/nbgrader:validate-assignment")
+NBGRADER_SERVER = ("nbgrader.server_extensions.formgrader",
+                   "nbgrader.server_extensions.course_list",
+                   "nbgrader.server_extensions.assignment_list",
+                   "nbgrader.server_extensions.validate_assignment")
 _CGROUP_ROOT = "/sys/fs/cgroup"
 _CGROUP_NAME = "interconnect-city"
 _SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -251,10 +262,11 @@ def prepare_state(paths: HubPaths) -> None:
         # JupyterLab reads labconfig/page_config.json from every config folder; a
         # locked plugin cannot be switched back on from the Plugin Manager.
         _write(os.path.join(folder, "labconfig", "page_config.json"), json.dumps(
-            {"disabledExtensions": {p: True for p in off_plugins},
-             "lockedExtensions": {p: True for p in off_plugins}}, indent=1) + "\n")
+            {"disabledExtensions": {p: p in off_plugins for p in NBGRADER_PLUGINS},
+             "lockedExtensions": {p: True for p in NBGRADER_PLUGINS}}, indent=1) + "\n")
         _write(os.path.join(folder, "jupyter_server_config.json"), json.dumps(
-            {"ServerApp": {"jpserver_extensions": {e: False for e in off_server}}},
+            {"ServerApp": {"jpserver_extensions": {e: e not in off_server
+                                                   for e in NBGRADER_SERVER}}},
             indent=1) + "\n")
 
 
