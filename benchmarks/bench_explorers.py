@@ -15,7 +15,7 @@ other work on a shared machine, the machine's load average, and the *floor*:
 the same timing for an explorer that draws one line on one axes -- what any
 matplotlib explorer costs on this machine before it draws anything of its own.
 
-Budget (COURSE.md / chapters.md): <= 50 ms median compute + redraw.  The
+Budget: <= 100 ms median compute + redraw (120-dpi figures, with the diagram).  The
 script prints OVER for an explorer above it and, with ``--strict``, exits 1.
 
 Explorers that draw a diagram beside the plot (``Explorer(diagram=...)``: the
@@ -39,7 +39,7 @@ from pathlib import Path
 os.environ.setdefault("MPLBACKEND", "Agg")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-BUDGET_S = 0.050
+BUDGET_S = 0.100  # issue 19: redraw (with its diagram) <= 100 ms median on this machine
 DIAGRAM_BUDGET_S = 0.100
 
 

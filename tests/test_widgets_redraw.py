@@ -8,6 +8,7 @@ slider is one a learner can read and use: readouts in units, never scientific
 notation, few enough positions for a mouse, the default among them.
 """
 
+import io
 import re
 
 import pytest
@@ -104,3 +105,48 @@ def test_settings_text_lists_every_control():
     assert ex.settings_text(n=5, on=False) == "n 5 · on off · f 10"
     with pytest.raises(ValueError, match="n must lie"):
         ex.settings_text(n=99)
+
+
+def _explorers_with_replot():
+    import importlib
+    import pkgutil
+
+    import course_lib.explorers as pkg
+
+    found = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"course_lib.explorers.{info.name}")
+        factory = getattr(mod, "explorer", None)
+        if callable(factory) and getattr(factory(), "replot", None) is not None:
+            found.append(info.name)
+    return found
+
+
+REPLOT_CHANGES = {"ch01_transport_map": [{"route": "rdma"}, {"n_bytes": 2 ** 30}],
+                  "ch03_crossover": [{"n_bytes": 2 ** 30}, {"nvlink_links": 1}]}
+
+
+@pytest.mark.parametrize("name", _explorers_with_replot())
+def test_replot_draws_what_a_fresh_plot_draws(name):
+    """An explorer that updates its artists in place must end with the picture a fresh
+    figure would show for the same controls (the in-place path is only a speed-up)."""
+    import importlib
+
+    import numpy as np
+    from PIL import Image
+
+    mod = importlib.import_module(f"course_lib.explorers.{name}")
+    changes = REPLOT_CHANGES.get(name, [{}])
+    reused = mod.explorer()
+    reused.png()
+    for values in changes:
+        _, after = reused.png(**values)
+        assert reused._artists is not None, f"{name}: replot fell back to a full redraw"
+        _, fresh = mod.explorer().png(**values)
+        a = np.asarray(Image.open(io.BytesIO(after)).convert("RGB"), dtype=int)
+        b = np.asarray(Image.open(io.BytesIO(fresh)).convert("RGB"), dtype=int)
+        assert a.shape == b.shape
+        differ = int((np.abs(a - b).sum(axis=2) > 60).sum())
+        assert differ <= 20, f"{name} {values}: {differ} pixels differ from a fresh figure"

@@ -65,15 +65,39 @@ def compute(route, n_bytes, gpu, nic, distance_m, memory):
 
 def plot(data, fig):
     ax = loglog_axes(fig)
+    curves = {}
     for r, times in data["times_s"].items():
         chosen = r == data["route"]
-        ax.plot(data["sizes_bytes"], times, color=COLOURS[r],
-                lw=3 if chosen else 1.2, alpha=1 if chosen else 0.55,
-                label=SHORT[r])
-    ax.plot([data["n_bytes"]], [data["time_s"]], "o", ms=9, mfc="none",
-            mec="black", mew=2)
-    ax.axvline(data["n_bytes"], color="grey", ls=":", lw=1)
-    ax.legend(fontsize=7, loc="upper left")
+        curves[r], = ax.plot(data["sizes_bytes"], times, color=COLOURS[r],
+                             lw=3 if chosen else 1.2, alpha=1 if chosen else 0.55,
+                             label=SHORT[r])
+    point, = ax.plot([data["n_bytes"]], [data["time_s"]], "o", ms=9, mfc="none",
+                     mec="black", mew=2)
+    size_line = ax.axvline(data["n_bytes"], color="grey", ls=":", lw=1)
+    legend = ax.legend(fontsize=7, loc="upper left")
+    return {"ax": ax, "curves": curves, "point": point, "size_line": size_line,
+            "legend": legend}
+
+
+def replot(data, fig, artists):
+    """Update :func:`plot`'s artists in place (see :class:`course_lib.widgets.Explorer`):
+    the same routes, new times; the legend is redrawn only if the routes changed."""
+    if set(artists["curves"]) != set(data["times_s"]):
+        return False
+    for r, line in artists["curves"].items():
+        chosen = r == data["route"]
+        line.set_data(data["sizes_bytes"], data["times_s"][r])
+        line.set_linewidth(3 if chosen else 1.2)
+        line.set_alpha(1 if chosen else 0.55)
+    artists["point"].set_data([data["n_bytes"]], [data["time_s"]])
+    artists["size_line"].set_xdata([data["n_bytes"]] * 2)
+    for handle, r in zip(artists["legend"].legend_handles, artists["curves"]):
+        chosen = r == data["route"]
+        handle.set_linewidth(3 if chosen else 1.2)
+        handle.set_alpha(1 if chosen else 0.55)
+    ax = artists["ax"]
+    ax.relim()
+    ax.autoscale_view()
 
 
 def readout(data):
@@ -97,4 +121,5 @@ def diagram(data):
 def explorer() -> Explorer:
     """The transport-map explorer of chapter 1."""
     return Explorer("Transport map: pick a route and a message size", CONTROLS,
-                    compute, plot, readout, figsize=(7.2, 3.8), diagram=diagram)
+                    compute, plot, readout, figsize=(7.2, 3.8), diagram=diagram,
+                    replot=replot)
