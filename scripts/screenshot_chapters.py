@@ -15,7 +15,6 @@ explorers to draw, and writes
 
 Default OUTDIR: ``docs/img/chapters``.  The README shows a few of them; rerun
 after changing a chapter, then look at every picture before committing it.
-``scripts/screenshot_explorer.py`` takes the README's single explorer picture.
 """
 
 from __future__ import annotations
