@@ -594,7 +594,8 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             cpu = {"text": cpu_leg, "kind": "memory", "bw_bytes_per_s": None}
             legs = [cpu, dma] if r == "h2d" else [dma, cpu]
             p = dict(p, note=f"the two copies share the time: {_per_dir(p['bw_bytes_per_s'])} "
-                             f"in all, {ratio:.2g} × pinned (catalog ratio)")
+                             f"in all, {ratio:.2g} × pinned (catalog ratio)",
+                     memory="pageable", gpu=g.name)
         return dict(p, legs=legs, copies=1, pair=(a, b))
     if r == "p2p-staged":
         p = analytic.route_parameters(r, gpu=g.name)
@@ -717,6 +718,20 @@ def _route_caption(info: dict, n_bytes, first: int = 0, header: bool = False) ->
         rate = f": {_per_dir(leg['bw_bytes_per_s'])}" if leg["bw_bytes_per_s"] else ""
         parts.append(f"{_NUMS[first + i]} {leg['text']}{rate}")
     tail = []
+    if info.get("memory") == "pageable" and n_bytes is not None:
+        # the time the models give (route_transfer_time_s): the pinned DMA plus the
+        # CPU's staging copy measured size by size, not one catalog ratio
+        t = analytic.route_transfer_time_s(n_bytes, info["route"], gpu=info["gpu"],
+                                           memory="pageable")
+        pinned = analytic.host_copy_bw_bytes_per_s(hardware.gpu(info["gpu"]).pcie_gen)
+        extra = hardware.pageable_extra_time_s(n_bytes, info["route"])
+        t_pin = t - extra
+        tail.append(f"at {format_size(n_bytes)} pageable delivers {t_pin / t:.2g} × pinned "
+                    f"(staging measured size by size on an H200)")
+        tail.append(f"{format_size(n_bytes)}: T = {format_time(info['latency_s'])} + "
+                    f"D / {format_bandwidth(pinned)} + CPU copy {format_time(extra)} = "
+                    f"{format_time(t)}")
+        return parts + tail
     if info.get("note"):
         tail.append(info["note"])
     rates = [leg["bw_bytes_per_s"] for leg in info["legs"] if leg["bw_bytes_per_s"]]

@@ -1,9 +1,12 @@
 """Chapter 1 explorer: the transport map -- pick a route, see time against size.
 
 Routes (``course_lib.analytic.ROUTES``): host -> GPU and GPU -> host over
-PCIe, GPU -> host -> GPU staged over PCIe, GPU -> GPU over NVLink, and GPU ->
-GPU in another server by RDMA.  Every curve is ``T = alpha + legs x D / B``
-with the route's catalog numbers (:func:`course_lib.route_parameters`).
+PCIe, GPU -> host -> GPU staged over PCIe, GPU -> GPU peer-to-peer over PCIe,
+GPU -> GPU over NVLink, and GPU -> GPU in another server by RDMA.  Every curve
+is ``T = alpha + legs x D / B`` with the route's catalog numbers
+(:func:`course_lib.route_parameters`); a host copy from pageable memory adds
+the driver's staging copy, measured size by size
+(:func:`course_lib.hardware.pageable_extra_time_s`), and the readout says so.
 
 >>> data = explorer().update(route="p2p-nvlink", n_bytes=1e9)
 >>> bool(data["time_s"] < data["times_s"]["h2d"][-1])
@@ -55,7 +58,12 @@ def compute(route, n_bytes, gpu, nic, distance_m, memory):
     times = {r: np.array([analytic.route_transfer_time_s(d, r, **kw)
                           for d in SIZES_BYTES]) for r in params}
     t = analytic.route_transfer_time_s(n_bytes, route, **kw)
-    return {"route": route, "gpu": gpu, "n_bytes": n_bytes, "sizes_bytes": SIZES_BYTES,
+    pageable = route in ("h2d", "d2h") and memory == "pageable"
+    return {"pageable_extra_s": hardware.pageable_extra_time_s(n_bytes, route)
+            if pageable else 0.0,
+            "pinned_bw_bytes_per_s": analytic.host_copy_bw_bytes_per_s(
+                hardware.gpu(gpu).pcie_gen),
+            "route": route, "gpu": gpu, "n_bytes": n_bytes, "sizes_bytes": SIZES_BYTES,
             "times_s": times, "params": params, "time_s": t,
             "cluster": node_cluster(gpu, nodes=2, nic=nic), "memory": memory,
             "distance_m": distance_m,
@@ -103,10 +111,17 @@ def replot(data, fig, artists):
 def readout(data):
     p = data["params"][data["route"]]
     legs = f" x {p['legs']} legs" if p["legs"] > 1 else ""
+    if data["route"] in ("h2d", "d2h") and data["memory"] == "pageable":
+        # the model of route_transfer_time_s: the pinned DMA plus the CPU's staging copy
+        terms = (f"start-up {format_time(p['latency_s'])} + size / "
+                 f"{format_bandwidth(data['pinned_bw_bytes_per_s'])} per direction (the DMA) + "
+                 f"{format_time(data['pageable_extra_s'])} for the CPU's copy through the "
+                 f"driver's staging buffer, measured at this size on an H200")
+    else:
+        terms = (f"start-up {format_time(p['latency_s'])} + size / "
+                 f"{format_bandwidth(p['bw_bytes_per_s'])} per direction{legs}")
     return (f"<b>{p['label']}</b> ({data['gpu']}): {format_bytes(data['n_bytes'], binary=True)} takes "
-            f"<b>{format_time(data['time_s'])}</b> "
-            f"(start-up {format_time(p['latency_s'])} + size / "
-            f"{format_bandwidth(p['bw_bytes_per_s'])} per direction{legs}); "
+            f"<b>{format_time(data['time_s'])}</b> ({terms}); "
             f"delivered {format_bandwidth(data['effective_bw_bytes_per_s'])}.")
 
 
