@@ -107,3 +107,29 @@ def test_seed_figures_are_attributed_to_the_right_article(ch01):
         u_s = cl.effective_utilisation(step, cl.route_transfer_time_s(grad, "p2p-staged"))
         u_n = cl.effective_utilisation(step, cl.route_transfer_time_s(grad, "p2p-nvlink"))
         assert u_s == pytest.approx(staged, abs=0.005) and u_n == pytest.approx(nvlink, abs=0.005)
+
+
+# --- chapter 2: NVSwitch came with the V100 --------------------------------------
+def test_chapter2_does_not_say_the_v100_generation_had_no_interchange(notebook_text):
+    """'Two generations back there was no interchange' (V100): the V100's DGX-2
+    already had NVSwitch (12 of them, 16 GPUs)."""
+    md = notebook_text("02_maglev_line", "markdown")
+    assert "Two generations back there was no interchange" not in md
+    dgx2, dgx1 = cl.hardware.system("DGX-2"), cl.hardware.system("DGX-1")
+    assert dgx2.gpu == dgx1.gpu == "V100" and dgx2.nvswitches > 0 == dgx1.nvswitches
+    assert f"{dgx2.n_gpus}-GPU DGX-2" in md
+
+
+def test_dgx1_note_matches_the_cube_mesh_model():
+    """Each DGX-1 GPU reaches 4 others (not 6): 6 links on a V100, 2 pairs doubled."""
+    note = cl.hardware.system("DGX-1").note
+    for gpu, links in (("V100", 6), ("P100", 4)):
+        t = cl.topology.hybrid_cube_mesh_topology(gpu)
+        gpus = [n for n in t.nodes if isinstance(n, int)]
+        for g in gpus:
+            assert t.degree(g) == 4
+            assert sum(t.edges[g, h]["links"] for h in t.neighbors(g)) == links
+        assert f"{links} ({gpu})" in note
+        missing = len(gpus) * (len(gpus) - 1) // 2 - t.number_of_edges()
+        assert f"{missing} of the {len(gpus) * (len(gpus) - 1) // 2} pairs have no" in note
+    assert "4 of the 7" in note

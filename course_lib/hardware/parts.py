@@ -311,8 +311,9 @@ SYSTEMS: dict[str, NVSwitchSystem] = {
         "DGX-1", "V100", 8, 0, "hybrid cube-mesh", False,
         "NVIDIA DGX-1 With Tesla V100 System Architecture (WP-08437-002); "
         "microsoft/msccl-tools:tests/test_topologies.py (DGX-1 nvidia-smi topo)",
-        "no switch: each GPU links to 4 (P100) or 6 (V100, some doubled) "
-        "others; some pairs have no direct link"),
+        "no switch: each GPU has 4 (P100) or 6 (V100) links, to 4 of the 7 "
+        "others (two of a V100's pairs doubled); 12 of the 28 pairs have no "
+        "direct link"),
     "DGX-2": NVSwitchSystem(
         "DGX-2", "V100", 16, 12, "nvswitch", False,
         "Hot Chips 30, 'NVSwitch and DGX-2' (Ishii, Foley), as reported by "
