@@ -133,3 +133,21 @@ def test_dgx1_note_matches_the_cube_mesh_model():
         missing = len(gpus) * (len(gpus) - 1) // 2 - t.number_of_edges()
         assert f"{missing} of the {len(gpus) * (len(gpus) - 1) // 2} pairs have no" in note
     assert "4 of the 7" in note
+
+
+# --- chapters 2 and 3: terms defined where they are first used ---------------------
+def test_chapter2_defines_nccl_and_names_the_sm_numbers_it_prints(notebook_text):
+    md = notebook_text("02_maglev_line", "markdown")
+    first = md.index("NCCL")
+    assert "collective communication library" in md[first:first + 200]
+    said = dict(re.findall(r"SM(\d+) (?:is )?the (\w+)", md))
+    assert set(said) == {str(k) for k in cl.NCCL_LINK_BW}
+    for sm, name in said.items():
+        assert cl.gpu(name).sm_arch == int(sm)
+
+
+def test_chapter3_says_what_an_allreduce_and_nccl_tests_are_before_using_them(notebook_text):
+    md = notebook_text("03_arterial_roads", "markdown")
+    first = md.index("AllReduce")
+    assert "sum of all GPUs' gradients" in md[first:first + 200]
+    assert "NVIDIA's benchmarks for\nNCCL" in md or "NVIDIA's benchmarks for NCCL" in md
