@@ -151,3 +151,11 @@ def test_chapter3_says_what_an_allreduce_and_nccl_tests_are_before_using_them(no
     first = md.index("AllReduce")
     assert "sum of all GPUs' gradients" in md[first:first + 200]
     assert "NVIDIA's benchmarks for\nNCCL" in md or "NVIDIA's benchmarks for NCCL" in md
+
+
+def test_chapter1_quiz_one_explains_its_67_percent_distractor():
+    q = cl.content.chapter_quiz(1)[0]
+    wrong = q.options[1]
+    assert wrong == f"{(300 - 100) / 300:.0%}"
+    assert "(300 - 100) / 300" in q.why_wrong[1]
+    assert q.options[0] == f"{cl.effective_utilisation(0.3, 0.1):.0%}"
