@@ -728,9 +728,10 @@ def _route_caption(info: dict, n_bytes, first: int = 0, header: bool = False) ->
         t_pin = t - extra
         tail.append(f"at {format_size(n_bytes)} pageable delivers {t_pin / t:.2g} × pinned "
                     f"(staging measured size by size on an H200)")
+        cpu = (f" + CPU copy {format_time(extra)}" if extra > 0
+               else " (the CPU's copy measured as free at this size)")
         tail.append(f"{format_size(n_bytes)}: T = {format_time(info['latency_s'])} + "
-                    f"D / {format_bandwidth(pinned)} + CPU copy {format_time(extra)} = "
-                    f"{format_time(t)}")
+                    f"D / {format_bandwidth(pinned)}{cpu} = {format_time(t)}")
         return parts + tail
     if info.get("note"):
         tail.append(info["note"])
