@@ -124,10 +124,10 @@ from .analytic import COLLECTIVES, busbw_factor, hierarchical_allreduce_time_s
 from .clusters import (EXAMPLE_TOPO, FABRICS, TOPO_WORDS, Cluster, cluster,  # noqa: F401
                       cluster_from_spec, cluster_from_topo, parse_nccl_topo_xml,
                       parse_nvidia_smi_topo, validation_data_dir)
-from .hardware import calibration, gpu as _gpu, latency_s, nccl_tuning
+from .hardware import calibration, gpu as _gpu, nccl_tuning
 from .hardware import nic as _nic
 from .hardware import calibration_curves, calibration_data_path  # noqa: F401
-from .hardware import network_profile, pcie_bw_per_dir_bytes_per_s
+from .hardware import network_profile
 from .topology import tree_sends_per_node
 from .units import check_choice, check_int, check_positive
 
@@ -843,22 +843,25 @@ def predict_copy(n_bytes: float, gpu: str = "H100", direction: str = "h2d",
     ``t = alpha + S / (eta B_pcie)`` with ``alpha`` the small-copy latency
     (``LATENCIES["pcie_small_copy"]``, 2.7 us), ``B_pcie`` the x16
     per-direction rate and ``eta = CALIBRATION["pcie_dma_efficiency"]``
-    (0.87, fitted on H100 Gen5 H2D).  Pageable memory goes through a
-    staging buffer: ``MEASURED["pageable_over_pinned_x86"]`` (0.3) of the
-    pinned rate.  Does not capture NUMA placement (a far socket loses most
-    of the bandwidth) or the D2H drop seen on some hosts.  Chapter 3.
+    (0.87, fitted on H100 Gen5 H2D).  Pageable memory goes through the
+    driver's staging buffer: the same copy plus the staging time measured
+    size by size on an H200 (:func:`course_lib.hardware.pageable_extra_time_s`,
+    nothing up to 16 KiB host to GPU, about 0.35 of pinned at 1 MiB and 0.12
+    at 1 GiB) -- the one model of :func:`course_lib.host_copy_time_s`, not
+    one ratio for every size.  Does not capture NUMA placement (a far socket
+    loses most of the bandwidth) or the D2H drop seen on some hosts.
+    Chapters 3 and 4.
 
     >>> round(predict_copy(64e6).bw_bytes_per_s / 1e9, 1)
     54.7
+    >>> predict_copy(1024, memory="pageable").time_s == predict_copy(1024).time_s
+    True
     """
-    from .hardware import MEASURED
+    from .analytic import host_copy_time_s
 
     s = check_positive(n_bytes, "n_bytes")
     direction = check_choice(direction, "direction", ("h2d", "d2h"))
     memory = check_choice(memory, "memory", ("pinned", "pageable"))
     rec = _gpu(gpu)
-    bw = pcie_bw_per_dir_bytes_per_s(rec.pcie_gen) * calibration("pcie_dma_efficiency")
-    if memory == "pageable":
-        bw *= MEASURED["pageable_over_pinned_x86"].value
-    t = latency_s("pcie_small_copy") + s / bw
+    t = host_copy_time_s(s, rec.pcie_gen, memory, direction, measured=True)
     return CopyPrediction(s, t, s / t, direction, memory)

@@ -162,3 +162,20 @@ def test_chapter1_quiz_one_explains_its_67_percent_distractor():
     assert wrong == f"{(300 - 100) / 300:.0%}"
     assert "(300 - 100) / 300" in q.why_wrong[1]
     assert q.options[0] == f"{cl.effective_utilisation(0.3, 0.1):.0%}"
+
+
+# --- one pageable model: predict_copy agrees with host_copy_time_s ----------------
+@pytest.mark.parametrize("n_bytes", [1024.0, 2.0 ** 16, 2.0 ** 20, 2.0 ** 30])
+@pytest.mark.parametrize("direction", ["h2d", "d2h"])
+def test_predict_copy_pageable_is_the_size_dependent_model(n_bytes, direction):
+    """predict_copy priced pageable copies at one ratio (0.3 of pinned) for every size;
+    the course's model (and its H200 run) gives about 1 at 1 KiB and 0.12 at 1 GiB."""
+    p = cl.predict_copy(n_bytes, "H100", direction, memory="pageable")
+    model = cl.host_copy_time_s(n_bytes, 5, "pageable", direction, measured=True)
+    assert p.time_s == pytest.approx(model, rel=1e-12)
+    pinned = cl.predict_copy(n_bytes, "H100", direction).time_s
+    assert pinned == pytest.approx(cl.host_copy_time_s(n_bytes, 5, "pinned", direction,
+                                                       measured=True), rel=1e-12)
+    if direction == "h2d":
+        assert pinned / p.time_s == pytest.approx(
+            cl.hardware.pageable_over_pinned(n_bytes), abs=0.03)
