@@ -179,3 +179,13 @@ def test_predict_copy_pageable_is_the_size_dependent_model(n_bytes, direction):
     if direction == "h2d":
         assert pinned / p.time_s == pytest.approx(
             cl.hardware.pageable_over_pinned(n_bytes), abs=0.03)
+
+
+def test_glossary_does_not_call_pcie_a_shared_bus(notebook_text):
+    """Chapter 3 says PCIe is point-to-point, not a shared bus; its glossary entry said
+    'the general bus every device shares'."""
+    assert "not a shared bus" in notebook_text("03_arterial_roads", "markdown")
+    rows = [r for r in cl.content.glossary() if r[1].startswith("arterial road")]
+    assert len(rows) == 1
+    meaning = rows[0][2]
+    assert "bus every device shares" not in meaning and "point-to-point" in meaning
