@@ -1,0 +1,96 @@
+"""Review 3 (issue 20), chapters 8-11: what an independent expert read found.
+
+Each test recomputes a number the text states from the model or the catalog
+it names, so a text that drifts from its model (or the old, wrong sentence)
+fails here.
+"""
+
+import pytest
+
+import course_lib as cl
+from course_lib import scenarios
+from course_lib.explorers import ch10_scenarios
+
+
+@pytest.fixture(scope="module")
+def ch10(notebook_text):
+    return notebook_text("10_city_at_work")
+
+
+def _tp(**kw):
+    return scenarios.tp_inference_70b(**kw)
+
+
+# ---------------------------------------------------------------------------
+# chapter 10, scenario 1: the line-rate PCIe ring flatters the baseline
+# ---------------------------------------------------------------------------
+def test_70b_nccl_gain_is_computed_from_the_predictor():
+    """The scenario's NCCL gain is the same step with predict_collective's
+    AllReduce times on a PCIe-only and an NVSwitch A100 server."""
+    r = _tp()
+    msg = r["params"]["batch"] * 8192 * 2
+    t = {k: cl.predict_collective("allreduce", msg, cl.cluster("A100", **kw)).time_s
+         for k, kw in (("pcie", {"fabric": "pcie"}), ("nvlink", {}))}
+    t_comp = r["baseline"]["compute_s"]
+    assert r["nccl_gain"] == pytest.approx((t_comp + 160 * t["pcie"]) / (t_comp + 160 * t["nvlink"]),
+                                           rel=1e-12)
+    # the line-rate model is the optimistic end for PCIe: NCCL's gain is larger
+    assert r["nccl_gain"] > r["model_gain"]
+    assert any("NCCL's calibrated" in k for k, _ in r["rows"])
+
+
+def test_70b_prose_states_the_nccl_gain(ch10):
+    """Old text: 'No setting reaches 3.2×: the baseline must have been slower than
+    PCIe alone explains' -- false with the course's own calibrated predictor."""
+    assert "No setting reaches 3.2×: the baseline must" not in ch10
+    assert "never passes about 2×; the cost" not in ch10
+    assert "about 2.5× at batch 64" in ch10 and round(_tp()["nccl_gain"], 1) == 2.5
+    assert "about\n3.1× at ten times the batch" in ch10 and round(_tp(load=10)["nccl_gain"], 1) == 3.1
+    # "at 60 % of peak FLOP/s and five times the batch it passes 3.2×"
+    assert "at 60 % of peak FLOP/s and five times the batch it passes 3.2×" in ch10
+    assert _tp(load=5, efficiency=0.6)["nccl_gain"] > 3.2
+    assert _tp(load=5, efficiency=0.5)["nccl_gain"] < 3.2       # so 60 % is needed there
+    # the explorer answer: "at 90 % from twice it"
+    assert "at 90 %\n   from twice it" in ch10
+    assert _tp(load=2, efficiency=0.9)["nccl_gain"] > 3.2 > _tp(load=1, efficiency=0.9)["nccl_gain"]
+    # still true of the line-rate model: it never reaches 3.2x
+    assert max(_tp(load=x, efficiency=0.9)["model_gain"] for x in (1, 10, 100)) < 3.2
+
+
+def test_70b_prose_pcie_ring_busbw_near_7_gbps(ch10):
+    """'chapter 7's predictor puts its bus bandwidth near 7 GB/s for these 1 MB messages'."""
+    assert "near 7 GB/s for these 1 MB messages" in ch10
+    p = cl.predict_collective("allreduce", 64 * 8192 * 2, cl.cluster("A100", fabric="pcie"))
+    assert round(p.busbw_bytes_per_s / 1e9) == 7
+    assert p.busbw_bytes_per_s < cl.pcie_bw_per_dir_bytes_per_s(4) / 4
+
+
+def test_70b_h100_answer_states_the_nccl_gain(ch10):
+    assert "gain at batch 64 is\n   about 3.1×" in ch10
+    assert round(_tp(gpu_name="H100")["nccl_gain"], 1) == 3.1
+
+
+def test_ch10_explorer_readout_shows_both_gains():
+    d = ch10_scenarios.explorer().update(scenario="tp_inference_70b", load=5.0, efficiency=0.6)
+    text = ch10_scenarios.readout(d)
+    r = d["result"]
+    assert f"x{r['model_gain']:.2f} with line-rate links" in text
+    assert f"x{r['nccl_gain']:.2f}</b> with NCCL's calibrated" in text
+
+
+# ---------------------------------------------------------------------------
+# chapter 10, scenario 3: what kernel bypass saves
+# ---------------------------------------------------------------------------
+def test_edge_kernel_bypass_share_of_round_trip(ch10):
+    """Old text: 'saves tens of microseconds -- a few percent of a millisecond-scale
+    round trip'; at the scenario's 50 km it is a sixth of the round trip."""
+    assert "a few\npercent of a millisecond-scale round trip" not in ch10
+    r = scenarios.edge_cloud_inference()
+    saved = r["baseline"]["comm_s"] - r["improved"]["comm_s"]
+    assert "saves about 0.1 ms" in ch10 and round(saved, 4) == 0.0001
+    assert "about a sixth of the round trip at 50 km" in ch10
+    assert r["params"]["distance_km"] == 50
+    assert round(r["baseline"]["comm_s"] / saved) == 6
+    far = scenarios.edge_cloud_inference(distance_km=300)
+    assert "only about 3 % near the\n300 km limit" in ch10
+    assert round(100 * saved / far["baseline"]["comm_s"]) == 3
