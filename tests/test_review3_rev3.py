@@ -57,12 +57,11 @@ def test_70b_prose_states_the_nccl_gain(ch10):
     assert max(_tp(load=x, efficiency=0.9)["model_gain"] for x in (1, 10, 100)) < 3.2
 
 
-def test_70b_prose_pcie_ring_busbw_near_7_gbps(ch10):
-    """'chapter 7's predictor puts its bus bandwidth near 7 GB/s for these 1 MB messages'."""
-    assert "near 7 GB/s for these 1 MB messages" in ch10
+def test_70b_prose_pcie_ring_busbw_a_fifth_of_line_rate(ch10):
+    """The PCIe ring's predicted busbw for the 1 MB messages is about a fifth of line rate."""
+    assert "at about a fifth of that for these 1 MB messages" in ch10
     p = cl.predict_collective("allreduce", 64 * 8192 * 2, cl.cluster("A100", fabric="pcie"))
-    assert round(p.busbw_bytes_per_s / 1e9) == 7
-    assert p.busbw_bytes_per_s < cl.pcie_bw_per_dir_bytes_per_s(4) / 4
+    assert abs(p.busbw_bytes_per_s / cl.pcie_bw_per_dir_bytes_per_s(4) - 0.2) < 0.03
 
 
 def test_70b_h100_answer_states_the_nccl_gain(ch10):
@@ -123,8 +122,8 @@ def test_ttft_prose_60_percent_needs_no_fast_maths(ch10):
     assert "about −64 % with NCCL's calibrated PCIe times" in ch10
     p = cl.predict_collective("allreduce", r["params"]["prompt_tokens"] * 8192 * 2,
                               cl.cluster("A100", fabric="pcie"))
-    assert "near 15 GB/s of bus bandwidth for\nthese 34 MB messages" in ch10
-    assert round(p.busbw_bytes_per_s / 1e9) == 15
+    assert "at about half its line rate in bus\nbandwidth for these 34 MB messages" in ch10
+    assert abs(p.busbw_bytes_per_s / cl.pcie_bw_per_dir_bytes_per_s(4) - 0.5) < 0.05
     assert round(r["params"]["prompt_tokens"] * 8192 * 2 / 1e6) == 34
 
 
