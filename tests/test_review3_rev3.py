@@ -169,3 +169,21 @@ def test_ch08_explorer_says_its_time_leaves_the_forward_pass_out(notebook_text):
     assert "T_fwd + this" in text
     md = " ".join(notebook_text("08_traffic_lights").split())
     assert "bring backward + communication (the explorer leaves the forward pass out" in md
+
+
+# ---------------------------------------------------------------------------
+# chapter 9: every glossary term the chapter claims is taught in it
+# ---------------------------------------------------------------------------
+def test_ch09_teaches_its_glossary_terms(notebook_text):
+    """The glossary sent learners to chapter 9 for 'gradient compression', which the
+    chapter never mentioned."""
+    md = " ".join(notebook_text("09_how_big").split()).lower()
+    flat = md.replace("-", " ")
+    terms = [en for zh, en, meaning, ch in cl.content.GLOSSARY if ch == 9]
+    assert "gradient compression" in terms
+    for en in terms:
+        head = en.split(" (")[0].lower().replace("-", " ").replace(" training", "")
+        assert head in flat, f"chapter 9's glossary term {en!r} is not in chapter 9"
+    # the one number: 8-bit values are half of BF16's bytes
+    assert "8-bit values halve bf16's bytes" in md
+    assert cl.gradient_bytes(7e9, bytes_per_element=1) * 2 == cl.gradient_bytes(7e9)
