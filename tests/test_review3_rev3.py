@@ -187,3 +187,15 @@ def test_ch09_teaches_its_glossary_terms(notebook_text):
     # the one number: 8-bit values are half of BF16's bytes
     assert "8-bit values halve bf16's bytes" in md
     assert cl.gradient_bytes(7e9, bytes_per_element=1) * 2 == cl.gradient_bytes(7e9)
+
+
+def test_70b_takeaway_threshold_batch_and_efficiency(ch10):
+    """'reaches 3.2× only with more than a hundred sequences per step and at least 60 % of
+    peak FLOP/s' -- the NCCL gain's thresholds."""
+    md = " ".join(ch10.replace("> ", " ").split())
+    assert ("reaches 3.2× only with more than a hundred sequences per step and at least 60 % "
+            "of peak FLOP/s") in md
+    assert max(_tp(batch=b, efficiency=0.5)["nccl_gain"] for b in range(64, 4097, 64)) < 3.2
+    assert _tp(batch=100, efficiency=0.9)["nccl_gain"] < 3.2      # fast maths, batch 100
+    assert _tp(batch=128, efficiency=0.9)["nccl_gain"] > 3.2
+    assert _tp(batch=320, efficiency=0.6)["nccl_gain"] > 3.2
