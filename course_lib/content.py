@@ -409,6 +409,7 @@ def _values_ch10():
             "cut_short": f"{tp_token_latency(load=0.25)['ttft_cut']:.1%}",
             "cut_long": f"{tp_token_latency(load=100)['ttft_cut']:.1%}",
             "cut_fast": f"{tp_token_latency(efficiency=0.9)['ttft_cut']:.0%}",
+            "cut_nccl": f"{tp_token_latency()['nccl_ttft_cut']:.0%}",
             "pcie4": format_bandwidth(pcie_bw_per_dir_bytes_per_s(4)),
             "bound": format_time(roce["rdma_allreduce_s"]),
             "nccl": format_time(roce["nccl_estimate_s"])}

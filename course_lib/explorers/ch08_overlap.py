@@ -111,9 +111,11 @@ def readout(data):
     return (f"AllReduce of everything at once: {format_time(data['t_comm_s'])}; in "
             f"{data['schedule']['n_buckets']} buckets: "
             f"{format_time(data['t_comm_bucketed_s'])} (each bucket pays the start-up)."
-            f" Step <b>{format_time(data['iteration_s'])}</b>, between max "
-            f"{format_time(data['max_s'])} and sum {format_time(data['sum_s'])}; "
-            f"communication left exposed: <b>{format_time(data['exposed_s'])}</b>.")
+            f" Backward pass + communication <b>{format_time(data['iteration_s'])}</b>, "
+            f"between max {format_time(data['max_s'])} and sum "
+            f"{format_time(data['sum_s'])}; communication left exposed: "
+            f"<b>{format_time(data['exposed_s'])}</b>. (The forward pass, which produces "
+            f"no gradients and hides nothing, comes on top: T_fwd + this.)")
 
 
 def diagram(data):

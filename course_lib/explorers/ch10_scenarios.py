@@ -90,6 +90,9 @@ def replot(data, fig, artists):
 def readout(data):
     r = data["result"]
     rows = "; ".join(f"{k}: {v}" for k, v in r["rows"][:4])
+    if "nccl_gain" in r:      # the 70B scenario: the line-rate gain and NCCL's
+        rows += (f"; gain x{r['model_gain']:.2f} with line-rate links, "
+                 f"<b>x{r['nccl_gain']:.2f}</b> with NCCL's calibrated AllReduce times")
     return (f"<b>{r['verdict']}</b> ({r['gain_name']}). Workload x scales the "
             f"{data['load_meaning']}. {rows}. Depends on: {r['depends_on'][0]}. "
             f"Step times: {format_time(r['baseline']['total_s'])} vs "
