@@ -13,6 +13,11 @@ from course_lib.explorers import ch04_batching
 NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 
 
+def _prose(text: str) -> str:
+    """Markdown as one line: blockquote markers dropped, whitespace collapsed."""
+    return " ".join(re.sub(r"(?m)^>\s?", "", text).split())
+
+
 def _cell(stem: str, cell_id: str) -> str:
     cells = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
     return next("".join(c["source"]) for c in cells if c.get("id") == cell_id)
@@ -52,3 +57,28 @@ def test_ch04_explorer_prices_pageable_pieces_by_their_size():
     assert pinned_big["t_separate_s"] / big["t_separate_s"] == pytest.approx(
         cl.pageable_over_pinned(2.0 ** 26), abs=0.02)
     assert cl.pageable_over_pinned(2.0 ** 26) < 0.2
+
+
+# --- chapter 7: the model against the two calibration curves ---------------------------
+def test_ch07_model_vs_measured_takeaway_states_the_worst_error(notebook_text):
+    """'within about 25 %' was false: on the A100 the model is 31 % high at 1 MiB."""
+    md = _prose(notebook_text("07_sharing_the_load", "markdown"))
+    curves = cl.predict.calibration_curves()
+    worst = {}
+    for (system, coll), c in curves.items():
+        if coll != "AllReduce" or not system.startswith(("A100-SXM", "H100-SXM (HGX")):
+            continue
+        clu = cl.cluster("A100" if system.startswith("A100") else "H100")
+        errs = {s: cl.predict_collective("allreduce", s, clu).busbw_bytes_per_s / b - 1
+                for s, b in zip(c["n_bytes"], c["busbw_bytes_per_s"])}
+        size = max(errs, key=lambda s: abs(errs[s]))
+        worst[clu.gpu] = (size, errs[size])
+    gpu, (size, err) = max(worst.items(), key=lambda kv: abs(kv[1][1]))
+    assert "within about 25 %" not in md
+    assert f"{round(err * 100)} % too high at worst, on the {gpu} at " \
+           f"{cl.format_bytes(size, binary=True)}" in md
+    assert err > 0.25 and abs(err) < 1 / 3 + 0.01          # "within about a third"
+    dgx_a100 = cl.cluster("A100")
+    below = cl.predict_collective("allreduce", size / 4, dgx_a100).algorithm
+    at = cl.predict_collective("allreduce", size, dgx_a100).algorithm
+    assert (below, at) == ("ring", "tree")                  # "hands over from the ring to the tree"
