@@ -82,3 +82,17 @@ def test_ch07_model_vs_measured_takeaway_states_the_worst_error(notebook_text):
     below = cl.predict_collective("allreduce", size / 4, dgx_a100).algorithm
     at = cl.predict_collective("allreduce", size, dgx_a100).algorithm
     assert (below, at) == ("ring", "tree")                  # "hands over from the ring to the tree"
+
+
+# --- chapter 6: the full-mesh quiz's distractor 16 --------------------------------------
+def test_ch06_quiz_explains_the_distractor_16_by_what_has_16():
+    """'counts each GPU's cables twice' named nothing that has 16 cables; 16 is a
+    ring's 8 cables counted from both ends, or the cube-mesh's 16 linked pairs."""
+    q = next(q for q in cl.content.chapter_quiz(6) if "full mesh of 8 GPUs" in q.prompt)
+    b = q.options.index("16")
+    text = q.why_wrong[b]
+    assert "each GPU's cables twice" not in text
+    ring, cube = cl.ring_topology(8), cl.hybrid_cube_mesh_topology("V100")
+    assert f"ring's {cl.link_count(ring)} cables" in text and 2 * cl.link_count(ring) == 16
+    assert f"{cl.link_count(cube)} linked pairs of the DGX-1 cube-mesh" in " ".join(text.split())
+    assert cl.link_count(cube) == 16
