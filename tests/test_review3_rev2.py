@@ -96,3 +96,31 @@ def test_ch06_quiz_explains_the_distractor_16_by_what_has_16():
     assert f"ring's {cl.link_count(ring)} cables" in text and 2 * cl.link_count(ring) == 16
     assert f"{cl.link_count(cube)} linked pairs of the DGX-1 cube-mesh" in " ".join(text.split())
     assert cl.link_count(cube) == 16
+
+
+def test_ch06_corrects_the_seeds_full_mesh_between_servers(notebook_text):
+    """Seed 000 calls the InfiniBand between DGX servers a full mesh (全网状)."""
+    md = _prose(notebook_text("06_road_map", "markdown"))
+    assert '"full mesh", 全网状' in md and "switched network" in md
+    # the course's own two-level map: every network cable runs NIC to switch,
+    # none server to server
+    t = cl.two_level_topology(4, 4)
+    kinds = {n: d["kind"] for n, d in t.nodes(data=True)}
+    network = [(u, v) for u, v, d in t.edges(data=True) if d["kind"] == "network"]
+    assert network and all({kinds[u], kinds[v]} == {"nic", "switch"} for u, v in network)
+
+
+# --- chapter 7: the naive plan of the story -------------------------------------------
+def test_ch07_story_naive_plan_counts_the_head_office_traffic(notebook_text):
+    """'city hall ... seven times the traffic' mixed a ninth depot into eight
+    factories; the head office (one of the n) takes n-1 ledgers in and sends n-1
+    totals out, n times the ring's lower bound, as the proof section says."""
+    md = _prose(notebook_text("07_sharing_the_load", "markdown"))
+    assert "seven times the traffic" not in md
+    n = 8
+    assert "Eight factories" in md and "seven ledgers in and seven totals out" in md
+    S, B = 64 * cl.MiB, cl.gpu("H100").nvlink_bw_per_dir_bytes_per_s
+    head_office = 2 * (n - 1) * S / B
+    bound = 2 * (n - 1) / n * S / B
+    assert head_office / bound == pytest.approx(n)
+    assert "$n$ times the bound" in md
