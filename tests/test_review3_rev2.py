@@ -124,3 +124,14 @@ def test_ch07_story_naive_plan_counts_the_head_office_traffic(notebook_text):
     bound = 2 * (n - 1) / n * S / B
     assert head_office / bound == pytest.approx(n)
     assert "$n$ times the bound" in md
+
+
+def test_ch07_alpha_beta_cell_is_introduced_by_what_it_prints(notebook_text):
+    """The sentence said 'the three' right after a list of tree, in-switch and
+    hierarchical; the cell prints cl.ALGORITHMS (ring, tree, in-switch)."""
+    md = _prose(notebook_text("07_sharing_the_load", "markdown"))
+    assert "The alpha-beta formulas of the three" not in md
+    assert cl.ALGORITHMS == ("ring", "tree", "in-switch")
+    assert "formulas of the ring, the (flat) tree and in-switch reduction for 8 GPUs" in md
+    code = notebook_text("07_sharing_the_load", "code")
+    assert "for alg in cl.ALGORITHMS" in code
