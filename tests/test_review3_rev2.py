@@ -135,3 +135,15 @@ def test_ch07_alpha_beta_cell_is_introduced_by_what_it_prints(notebook_text):
     assert "formulas of the ring, the (flat) tree and in-switch reduction for 8 GPUs" in md
     code = notebook_text("07_sharing_the_load", "code")
     assert "for alg in cl.ALGORITHMS" in code
+
+
+def test_ch04_half_bandwidth_answer_matches_the_readouts_units(notebook_text):
+    """The answer says 400 kB; the explorer prints the same size as 391 KiB."""
+    md = _prose(notebook_text("04_freight_fleet", "markdown"))
+    d = ch04_batching.explorer().update()
+    half = d["half_bw_bytes"]
+    assert half == pytest.approx(cl.latency_s("pcie_small_copy_sync")
+                                 * cl.host_copy_bw_bytes_per_s(5, "pinned", measured=True))
+    assert cl.format_bytes(half) == "400 kB" and cl.format_bytes(half, binary=True) == "391 KiB"
+    assert "≈ 400 kB (the readout prints it in binary units, 391 KiB)" in md
+    assert "391 KiB" in ch04_batching.readout(d)
