@@ -147,3 +147,18 @@ def test_ch04_half_bandwidth_answer_matches_the_readouts_units(notebook_text):
     assert cl.format_bytes(half) == "400 kB" and cl.format_bytes(half, binary=True) == "391 KiB"
     assert "≈ 400 kB (the readout prints it in binary units, 391 KiB)" in md
     assert "391 KiB" in ch04_batching.readout(d)
+
+
+def test_ch07_pcie_prediction_is_explained_beside_the_ideal():
+    """The cell prints 522 ms for 8 x H100 on PCIe right after the text's
+    'about 0.39 s ... gives the same picture'; the gap is NCCL's PCIe plan."""
+    md = _prose(_cell("07_sharing_the_load", "988ff1c7"))
+    grad = cl.gradient_bytes(7e9)
+    pcie = cl.cluster("H100", fabric="pcie")
+    t = cl.predict_collective("allreduce", grad, pcie).time_s
+    assert round(t, 2) == 0.52 and "about 0.52 s, not the ideal 0.39 s" in md
+    ideal = cl.ring_allreduce_bytes_per_rank(grad, 8) / cl.pcie_bw_per_dir_bytes_per_s(5)
+    assert round(ideal, 2) == 0.39
+    plan = cl.hardware.pcie_generation(5).nccl_planning_x16_bytes_per_s
+    assert plan == pcie.intra_bw_bytes_per_s() == 48 * cl.GB and "48 GB/s" in md
+    assert round(plan / cl.pcie_bw_per_dir_bytes_per_s(5), 2) == 0.76   # "three quarters"
