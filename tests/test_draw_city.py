@@ -234,8 +234,15 @@ def test_copy_path_pageable_has_the_cpu_copy_and_the_dma():
     assert len(with_class(pin, "ic-route-leg")) == 1 and not with_class(pin, "ic-staging")
     measured = pcie_per_dir(5) * cl.calibration("pcie_dma_efficiency")
     assert cl.format_bandwidth(measured) in texts(pin)
+    # the staging cost is the H200 run's, size by size -- not one ratio
+    for size in (2**20, 2**30):
+        ratio = cl.hardware.pageable_over_pinned(size)
+        assert f"{ratio:.2g} × pinned at {cl.format_size(size)}" in texts(pg)
     ratio = cl.MEASURED["pageable_over_pinned_x86"].value
-    assert cl.format_bandwidth(ratio * measured) in texts(pg)
+    assert cl.format_bandwidth(ratio * measured) not in texts(pg)
+    for size in (4096, 2**20, 2**30):
+        t = cl.host_copy_time_s(size, 5, "pageable", measured=True)
+        assert cl.format_time(t) in texts(copy_path("pageable", pcie_gen=5, n_bytes=size))
     d2h = copy_path("pageable", pcie_gen=5, direction="d2h")
     assert "from the GPU" in texts(d2h)
 
@@ -410,3 +417,14 @@ def test_sockets_follow_the_model_when_not_every_gpu_is_drawn():
     c = cl.cluster("A100", 16, fabric="pcie", sockets=2, cpu="amd-zen3")
     d = city_map(c, max_gpus=8)            # GPUs 0-7 are all on socket 0
     assert len(with_class(d, "ic-pcie-switch")) == 2 and len(with_class(d, "ic-gpu")) == 8
+
+
+@pytest.mark.parametrize("nic, link", [("NDR", "IP over InfiniBand"), ("HDR", "IP over InfiniBand"),
+                                       ("RoCE-400", "Ethernet"), ("EFA-400", "Ethernet")])
+def test_tcp_close_up_names_the_link_tcp_really_runs_on(nic, link):
+    """TCP is not InfiniBand transport: on an InfiniBand port it runs as IPoIB."""
+    port = cl.hardware.nic(nic)
+    svg = cl.draw.network_path("tcp", nic=nic).svg
+    assert link in svg
+    assert f"{port.family} {port.name} rail" not in svg
+    assert f"{port.family} {port.name} rail" in cl.draw.network_path("rdma", nic=nic).svg

@@ -449,3 +449,63 @@ def test_fuzz_only_value_or_type_errors_escape(qualname, func):
             pass
 
     run()
+
+
+# --- what each collective leaves in the buffers ------------------------------------
+def _effect_state(root):
+    """{phase: {(rank, chunk): (have, slot outline colour)}} read from the drawing."""
+    out = {"before": {}, "after": {}}
+    for g in by_class(root, "ic-gpu"):
+        for e in by_class(g, "ic-chunk"):
+            rect = next(e.iter(SVG + "rect"))
+            out[g.get("data-phase")][(int(e.get("data-rank")), int(e.get("data-chunk")))] = (
+                int(e.get("data-have")), rect.get("stroke"))
+    return out
+
+
+def _apply(collective, before, n, root):
+    """The collective's definition on buffers of contributor sets (MPI/NCCL semantics)."""
+    total = [set().union(*(before[g][k] for g in range(n))) for k in range(n)]
+    if collective == "allreduce":
+        return [[total[k] for k in range(n)] for _ in range(n)]
+    if collective == "reducescatter":
+        return [[total[k] if k == r else set() for k in range(n)] for r in range(n)]
+    if collective == "allgather":
+        return [[before[k][k] for k in range(n)] for _ in range(n)]
+    if collective == "broadcast":
+        return [[before[root][k] for k in range(n)] for _ in range(n)]
+    if collective == "reduce":
+        return [[total[k] if r == root else set() for k in range(n)] for r in range(n)]
+    return [[before[j][r] for j in range(n)] for r in range(n)]          # alltoall
+
+
+@pytest.mark.parametrize("collective", cl.analytic.COLLECTIVES)
+@pytest.mark.parametrize("n, root", [(2, 0), (4, 0), (5, 3), (8, 7)])
+def test_collective_effect_after_is_the_collectives_definition_of_before(collective, n, root):
+    state = _effect_state(parse(C.collective_effect(collective, n, root=root)))
+    assert len(state["before"]) == len(state["after"]) == n * n
+    # the drawn "before" as contributor sets: a slot holding h GPUs' data
+    if collective in ("allreduce", "reducescatter", "reduce"):
+        before = [[{r} for _ in range(n)] for r in range(n)]
+    elif collective == "allgather":
+        before = [[{r} if k == r else set() for k in range(n)] for r in range(n)]
+    elif collective == "broadcast":
+        before = [[{root} if r == root else set() for _ in range(n)] for r in range(n)]
+    else:
+        before = [[{r} for _ in range(n)] for r in range(n)]
+    for (r, k), (have, _) in state["before"].items():
+        assert have == len(before[r][k]), (collective, "before", r, k)
+    after = _apply(collective, before, n, root)
+    for (r, k), (have, colour) in state["after"].items():
+        assert have == len(after[r][k]), (collective, "after", r, k)
+        if collective == "alltoall":          # coloured by the GPU that sent it
+            assert colour == C._chunk_colour(next(iter(after[r][k])))
+
+
+def test_collective_effect_states_nccl_tests_busbw_factor_and_rejects_bad_input():
+    assert "algbw × 1.75 for AllReduce of 8 GPUs" in C.collective_effect("allreduce", 8).svg
+    assert "algbw × 0.75 for AllToAll of 4 GPUs" in C.collective_effect("alltoall", 4).svg
+    for kwargs, name in [({"collective": "gossip"}, "collective"), ({"n": 1}, "n"),
+                         ({"n": 13}, "n"), ({"n": 4, "root": 4}, "root")]:
+        with pytest.raises(ValueError, match=name):
+            C.collective_effect(**kwargs)

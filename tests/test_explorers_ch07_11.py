@@ -448,3 +448,13 @@ def test_scenario_diagram_is_the_scenarios_machine_with_both_routes(key):
     assert len(kw["route"]) == 2
     with pytest.raises(ValueError, match="scenario"):
         ch10_scenarios.machine("no_such_scenario")
+
+
+def test_allreduce_explorer_draws_what_other_collectives_do_not_a_ring():
+    from course_lib.explorers import ch07_allreduce as m
+    e = ex("ch07_allreduce.allreduce")
+    for coll in ("allgather", "alltoall", "broadcast"):
+        d = e.update(collective=coll, system="8x A100, NVSwitch (one DGX A100)")
+        svg = m.diagram(d).svg
+        assert 'class="ic-effect-arrow"' in svg and 'data-phase="after"' in svg, coll
+        assert "Ring AllReduce" not in svg

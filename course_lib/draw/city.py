@@ -1161,7 +1161,8 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
 # ---------------------------------------------------------------------------
 def copy_path(memory: str = "pageable", *, gpu: str | None = "H100", pcie_gen: int | None = None,
               measured: bool = True, n_bytes: float | None = None,
-              direction: str = "h2d", width: float = 600) -> Diagram:
+              direction: str = "h2d", latency_s: float | None = None,
+              width: float = 600) -> Diagram:
     """Close-up of one host ↔ GPU copy: pinned DMA or the pageable bounce buffer.
 
     Parameters
@@ -1182,6 +1183,9 @@ def copy_path(memory: str = "pageable", *, gpu: str | None = "H100", pcie_gen: i
         Also give the time of a copy of this size.
     direction : {"h2d", "d2h"}
         Host to GPU or back.
+    latency_s : float, optional
+        Start-up of the copy for ``n_bytes``'s time (default: as
+        :func:`course_lib.analytic.host_copy_time_s`).
     width : float
         Drawing width, px.
 
@@ -1291,14 +1295,21 @@ def copy_path(memory: str = "pageable", *, gpu: str | None = "H100", pcie_gen: i
         lines.append(f"{_NUMS[i]} {text}" + (f": {_per_dir(b)}" if b else ""))
     kind = "measured" if measured else "link rate"
     if memory == "pageable":
-        lines.append(f"two copies share the time: {_per_dir(bw)} in all "
-                     f"({bw / pinned_bw:.2g} × pinned, the catalog's ratio; {kind})")
+        # the staging cost depends on the size (the course's H200 run)
+        r = {s: hardware.pageable_over_pinned(s, direction) for s in (2**20, 2**30)}
+        lines.append("two copies share the time; how much it costs depends on the size "
+                     "(H200 run): nothing up to 16 KiB, "
+                     + ", ".join(f"{v:.2g} × pinned at {format_size(s)}"
+                                 for s, v in r.items()))
     else:
         lines.append(f"one copy: {_per_dir(bw)} ({kind})")
     if n_bytes is not None:
         n = check_nonnegative(n_bytes, "n_bytes")
-        lines.append(f"{format_size(n)} at {format_bandwidth(bw)}: "
-                     f"{format_time(analytic.transfer_time_s(n, bw))} (+ start-up)")
+        t = analytic.host_copy_time_s(n, gen, memory, direction=direction, measured=measured,
+                                      latency_s=latency_s)
+        lines.append(f"{format_size(n)}: {format_time(t)} (start-up + size / "
+                     f"{format_bandwidth(pinned_bw)}"
+                     + (" + the CPU's staging copy)" if memory == "pageable" else ")"))
     wrapped = []
     for line in lines:
         wrapped += _wrap(line, W - 20, 11, sep=" ")
@@ -1373,8 +1384,13 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     one_way = analytic.fibre_one_way_s(d)
     bw = port.bw_per_dir_bytes_per_s
     H = 330
+    # TCP runs over the port's link layer: IP over InfiniBand on an InfiniBand
+    # port, plain Ethernet on the Ethernet-based ones (RoCE, EFA, TCPX)
+    rail = (f"{port.family} {port.name}" if kind == "rdma"
+            else f"IP over InfiniBand (IPoIB), {port.name}" if port.family == "InfiniBand"
+            else f"Ethernet ({port.name} port)")
     cv = Canvas(W, H, title=f"{'TCP through the kernel' if kind == 'tcp' else 'RDMA'}: "
-                            f"two cities, {port.family} {port.name}")
+                            f"two cities, {rail}")
     cw = (W - 20 - 90) / 2
     cities = []
     for j, x0 in enumerate((10, 10 + cw + 90)):
@@ -1403,7 +1419,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     a, b = cities[0]["nic"], cities[1]["nic"]
     ry = a[1] + a[3] / 2
     cv.line(a[0] + a[2], ry, b[0], ry, kind="network", width=5, cls="ic-network",
-            title=f"high-speed rail · {port.family} {port.name}")
+            title=f"high-speed rail · {rail}")
     cv.text(W / 2, ry + 24, f"fibre, {d:,.6g} m", size=11, fill="#2b5d8a")
     legs = []
     A, B = cities
@@ -1413,7 +1429,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
         legs.append(([_c(A["kern"], 0.5, 1), _c(A["nic"], 0.5, 0)], "pcie",
                      "the NIC reads the socket buffer over PCIe"))
         legs.append(([_c(A["nic"], 1, 0.5), _c(B["nic"], 0, 0.5)], "network",
-                     f"{port.family} {port.name} rail"))
+                     f"{rail} rail"))
         legs.append(([_c(B["nic"], 0.5, 0), _c(B["kern"], 0.5, 1)], "pcie",
                      "the NIC writes into kernel buffers; an interrupt wakes the kernel"))
         legs.append(([_c(B["kern"], 0.3, 0), _c(B["app"], 0.3, 1)], "kernel",
@@ -1426,7 +1442,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
                       _c(A["nic"], 0.25 if memory == "host" else 0.75, 0)], "pcie",
                      f"the NIC reads {what} itself (DMA over PCIe), no kernel"))
         legs.append(([_c(A["nic"], 1, 0.5), _c(B["nic"], 0, 0.5)], "network",
-                     f"{port.family} {port.name} rail"))
+                     f"{rail} rail"))
         legs.append(([_c(B["nic"], 0.25 if memory == "host" else 0.75, 0),
                       (_c(dst, 0.5, 1)[0], B["nic"][1] - 8), _c(dst, 0.5, 1)], "pcie",
                      "the remote NIC writes it straight into memory"))

@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 
 from .. import traffic
+from ..analytic import COLLECTIVES, busbw_factor
 from ..topology import double_binary_tree as _dbt_parents
 from ..units import check_int, check_positive
 from .style import CHUNK_COLOURS, PLACES, ROADS
@@ -48,7 +49,8 @@ from .svg import Canvas, Diagram, animate
 
 __all__ = ["ring_allreduce", "ring_allreduce_strip", "ring_state",
            "double_binary_tree", "tree_steps", "nvls", "nvls_steps",
-           "hierarchical", "hierarchical_phases", "two_way_tracks", "MAX_RING_GPUS",
+           "hierarchical", "hierarchical_phases", "two_way_tracks", "collective_effect",
+           "MAX_RING_GPUS",
            "MAX_DRAWN_NODES"]
 
 #: Most GPUs a ring drawing shows (one colour per chunk, readable slots).
@@ -92,7 +94,7 @@ def _slots(c: Canvas, x, y, fills, colours, w, h, rank, received=(), gap=2,
             if frac >= 1 - 1e-9 and w >= 9:
                 c.text(xx + w / 2, y + h / 2 + 1, "✓", size=11, fill="white",
                        weight="bold")
-            elif numbers and w >= 12:
+            elif numbers and have and w >= 12:
                 c.text(xx + w / 2, y + h / 2 + 1, str(have), size=11,
                        fill="white" if frac > 0.5 else _INK, weight="bold")
 
@@ -140,6 +142,133 @@ def _chunk_key(c: Canvas, x, y, n, slot=14):
         xx = x + 50 + k * (slot + 4)
         c.rect(xx, y - 7, slot, 14, fill=_chunk_colour(k), stroke="none", rx=2)
         c.text(xx + slot / 2, y + 1, str(k), size=11, fill="white", weight="bold")
+
+
+# ---------------------------------------------------------------------------
+# what each collective does: every GPU's buffer before and after
+# ---------------------------------------------------------------------------
+_EFFECT = {
+    "allreduce": "every GPU ends with the sum of all buffers",
+    "reducescatter": "GPU r ends with chunk r of the sum",
+    "allgather": "every GPU ends with every GPU's chunk",
+    "broadcast": "the root's buffer is copied to every GPU",
+    "reduce": "the root ends with the sum of all buffers",
+    "alltoall": "GPU r sends its chunk j to GPU j: a transpose",
+}
+
+
+def _effect_rows(collective: str, n: int, root: int):
+    """Per GPU, before and after: a list of ``(have, fraction, colour)`` per
+    slot.  ``have`` = how many GPUs' data the slot holds (0 = empty)."""
+    own = [[(1, 1 / n)] * n for _ in range(n)]          # each GPU's own contribution
+    summed = [(n, 1.0)] * n
+    empty, full = (0, 0.0), (1, 1.0)
+    col = [[_chunk_colour(k) for k in range(n)] for _ in range(n)]
+    if collective == "allreduce":
+        before, after = own, [summed] * n
+    elif collective == "reducescatter":
+        before = own
+        after = [[(n, 1.0) if k == r else empty for k in range(n)] for r in range(n)]
+    elif collective == "allgather":
+        before = [[full if k == r else empty for k in range(n)] for r in range(n)]
+        after = [[full] * n for _ in range(n)]
+    elif collective == "broadcast":
+        before = [[full if r == root else empty for _ in range(n)] for r in range(n)]
+        after = [[full] * n for _ in range(n)]
+    elif collective == "reduce":
+        before = own
+        after = [summed if r == root else [empty] * n for r in range(n)]
+    else:                                   # alltoall: colour = the sending GPU
+        before = after = [[full] * n for _ in range(n)]
+        col_before = [[_chunk_colour(r)] * n for r in range(n)]
+        col_after = [[_chunk_colour(j) for j in range(n)] for _ in range(n)]
+        return before, after, col_before, col_after
+    return before, after, col, col
+
+
+def collective_effect(collective: str = "allgather", n: int = 4, root: int = 0) -> Diagram:
+    """What a collective leaves in every GPU's buffer: before and after, side by side.
+
+    The textbook picture of a collective's *result* (not of its schedule:
+    :func:`ring_allreduce` and the others draw how the data moves).
+
+    Parameters
+    ----------
+    collective : str
+        One of ``course_lib.analytic.COLLECTIVES`` (nccl-tests names).
+    n : int
+        GPUs, 2 to :data:`MAX_RING_GPUS`; each buffer is drawn as ``n`` chunks.
+    root : int
+        The root of Broadcast and Reduce, 0 to n-1.
+
+    Returns
+    -------
+    Diagram
+
+    Notes
+    -----
+    Slots are coloured by chunk (AllToAll: by the GPU that sent the chunk, so
+    the transpose shows); the number in a slot is how many GPUs' data it
+    holds.  The caption gives nccl-tests' bus-bandwidth factor
+    (:func:`course_lib.analytic.busbw_factor`).  Chapter 7.
+
+    >>> d = collective_effect("reducescatter", 4)
+    >>> d.svg.count('data-have="4"')      # after: one summed chunk per GPU
+    4
+    >>> collective_effect("gossip")
+    Traceback (most recent call last):
+    ...
+    ValueError: collective must be one of ['allreduce', 'allgather', 'reducescatter', 'broadcast', 'reduce', 'alltoall']; got 'gossip'
+    """
+    if collective not in COLLECTIVES:
+        raise ValueError(f"collective must be one of {list(COLLECTIVES)}; got {collective!r}")
+    n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
+    root = check_int(root, "root", minimum=0, maximum=n - 1)
+    before, after, col_b, col_a = _effect_rows(collective, n, root)
+    slot_w, slot_h, gap = 22, 24, 3
+    row_w = n * (slot_w + gap)
+    label_w = 100 if collective in ("broadcast", "reduce") else 70
+    box_w, box_h, row_gap = row_w + label_w + 6, slot_h + 12, 10
+    width = max(560.0, 2 * box_w + 150)
+    top = 70
+    height = top + n * (box_h + row_gap) + 62
+    name = {"allreduce": "AllReduce", "reducescatter": "ReduceScatter",
+            "allgather": "AllGather", "broadcast": "Broadcast", "reduce": "Reduce",
+            "alltoall": "AllToAll"}[collective]
+    c = Canvas(width, height, title=f"{name} of {n} GPUs: every buffer before and after")
+    c.text(width / 2, 18, f"{name}: {_EFFECT[collective]}", size=15, weight="bold")
+    xs = (20, width - 20 - box_w)
+    for x, label in zip(xs, ("before", "after")):
+        c.text(x + box_w / 2, top - 14, label, size=13, weight="bold", fill=_MUTED)
+    fill = PLACES["gpu"][0]
+    for r in range(n):
+        y = top + r * (box_h + row_gap)
+        for x, rows, cols, phase in ((xs[0], before, col_b, "before"),
+                                     (xs[1], after, col_a, "after")):
+            with c.group(cls="ic-gpu", data_rank=r, data_phase=phase):
+                c.rect(x, y, box_w, box_h, fill=fill, stroke=_MUTED, width=1.2, rx=6,
+                       title=f"GPU {r}, {phase}")
+                tag = f"GPU {r}" + (" (root)" if collective in ("broadcast", "reduce")
+                                    and r == root else "")
+                c.text(x + 8, y + box_h / 2 + 1, tag, size=11, anchor="start",
+                       weight="bold")
+                _slots(c, x + label_w, y + 6, rows[r], cols[r], slot_w, slot_h, rank=r,
+                       gap=gap, numbers=True)
+    mid = (xs[0] + box_w + xs[1]) / 2
+    ymid = top + n * (box_h + row_gap) / 2
+    _curved_arrow(c, xs[0] + box_w + 14, ymid, xs[1] - 14, ymid, bend=0,
+                  colour=_INK, width=3, cls="ic-effect-arrow")
+    c.text(mid, ymid - 14, name, size=12, weight="bold")
+    f = busbw_factor(collective, n)
+    key = ("colour = the GPU that sent the chunk" if collective == "alltoall"
+           else "colour = chunk")
+    c.text(16, height - 50, f"{key}; number = how many GPUs' data it holds;", size=11,
+           anchor="start", fill=_MUTED)
+    c.text(16, height - 34, f"✓ = complete; empty = nothing there.", size=11,
+           anchor="start", fill=_MUTED)
+    c.text(16, height - 14, f"nccl-tests: busbw = algbw × {f:.3g} "
+           f"for {name} of {n} GPUs.", size=11, anchor="start", fill=_MUTED)
+    return c.diagram()
 
 
 # ---------------------------------------------------------------------------

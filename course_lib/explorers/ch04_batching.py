@@ -151,7 +151,8 @@ def diagram(data):
     """One copy's way from host memory to the GPU: straight from pinned pages,
     or through the driver's locked staging buffer from pageable ones."""
     return draw.copy_path(data["memory"], gpu=None, pcie_gen=data["pcie_gen"],
-                          measured=True, n_bytes=data["bytes_per_message"])
+                          measured=True, n_bytes=data["bytes_per_message"],
+                          latency_s=data["latency_s"])
 
 
 def explorer() -> Explorer:

@@ -157,8 +157,9 @@ def diagram(data):
     """How the chosen algorithm moves the data on this machine, drawn from its
     schedule (:mod:`course_lib.draw.collectives`): the ring (first step), the
     double binary tree over the nodes, NVLS through the NVSwitch, or the two
-    levels (the rail step).  Other collectives than AllReduce: the ring they
-    run on, at the start."""
+    levels (the rail step).  Other collectives than AllReduce: what they
+    leave in every GPU's buffer, before and after
+    (:func:`course_lib.draw.collectives.collective_effect`)."""
     return _algorithm_drawing(data["collective"], data["system"],
                               data["prediction"].algorithm)
 
@@ -168,7 +169,7 @@ def _algorithm_drawing(collective, system, algo):
     clu = cluster(**SYSTEMS[system][0])
     road = "network" if clu.nodes > 1 else clu.intra_link_kind
     if collective != "allreduce":
-        return drawn.ring_allreduce(min(clu.n_ranks, 8), step=0, road=road)
+        return drawn.collective_effect(collective, min(clu.n_ranks, drawn.MAX_RING_GPUS))
     if algo == "nvls":
         return drawn.nvls(min(clu.gpus_per_node, drawn.MAX_RING_GPUS), step=1)
     if algo == "tree" and clu.nodes > 1:
