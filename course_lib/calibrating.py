@@ -102,6 +102,7 @@ __all__ = ["calibrate", "what_if", "compare", "validation_run", "HELDOUT_BANDS",
 #: row).  The rates pull harder: the catalog's plateaus are within ~10 % on
 #: most public runs, while start-up and latency vary with the software stack.
 PRIOR_WEIGHT = {"launch_s": 0.1, "latency_scale": 0.1, "chunk_bytes": 0.1,
+                "simple_latency_scale": 0.1,
                 "pipeline_pieces": 0.1,
                 "ll_efficiency": 0.1, "ll128_efficiency": 0.1,
                 "intra_scale": 0.5, "nic_bytes_per_s": 0.5,
@@ -118,7 +119,7 @@ FIT_SIZES = (2.0**12, 2.0**20, 2.0**26, 2.0**30)
 #: another node count (2 nodes fitted, 3, 4 and 8 predicted).
 HELDOUT_BANDS = {"sizes": (0.85, 1.18), "nodes": (0.85, 1.10)}
 
-_NAMES = ("launch_s", "latency_scale", "intra_scale", "nic_bytes_per_s",
+_NAMES = ("launch_s", "latency_scale", "simple_latency_scale", "intra_scale", "nic_bytes_per_s",
           "net_step_bytes_per_nic", "chunk_bytes", "pipeline_pieces", "ll_efficiency",
           "ll128_efficiency")
 
@@ -244,7 +245,8 @@ def _defaults(clu: Cluster, g: int | None) -> dict:
     if g is not None:
         launch *= g / calibration("launch_gpus")
     spec = clu.from_spec
-    return {"launch_s": launch, "latency_scale": 1.0, "intra_scale": 1.0,
+    return {"launch_s": launch, "latency_scale": 1.0, "simple_latency_scale": 1.0,
+            "intra_scale": 1.0,
             "nic_bytes_per_s": spec.nic_bw_bytes_per_s() if clu.nic else None,
             "net_step_bytes_per_nic": (spec.net_chunk_bytes() / clu.nics_per_node
                                        if clu.nodes > 1 else None),
@@ -256,7 +258,8 @@ def _defaults(clu: Cluster, g: int | None) -> dict:
 def _bounds(clu: Cluster, d: dict) -> dict:
     """Physical (low, high) of each constant."""
     b = {"launch_s": (d["launch_s"] / 50, d["launch_s"] * 50),
-         "latency_scale": (0.05, 50.0), "intra_scale": (0.05, 2.0),
+         "latency_scale": (0.05, 50.0), "simple_latency_scale": (0.1, 10.0),
+         "intra_scale": (0.05, 2.0),
          "chunk_bytes": (d["chunk_bytes"] / 64, d["chunk_bytes"] * 64),
          # a rank's share in 1/8 (fewer channels) to 16 pieces (finer chunks)
          "pipeline_pieces": (1 / 8, 16.0),
@@ -276,6 +279,11 @@ def _times(clu: Cluster, rows, g) -> np.ndarray:
 
     return np.array([_predict(r["collective"], r["n_bytes"], clu, "auto", g).time_s
                      for r in rows])
+
+
+#: GPUs per launching process assumed for a run over several nodes whose rows
+#: do not give nccl-tests' ``-g``: its default, one process per GPU.
+MULTINODE_LAUNCH_GPUS = 1
 
 
 #: A calibration keeps to one algorithm only where that explains the rows with
@@ -380,6 +388,11 @@ def calibrate(cluster: Cluster, rows, *, fit: tuple | list | None = None,
         raise ValueError(f"rows come from runs with different -g {sorted(gs)}: "
                          f"calibrate on one run")
     g = check_int(gs.pop(), "rows' n_gpus_per_process", minimum=1) if gs else None
+    if g is None and clu.nodes > 1:
+        # nccl-tests' own default is -g 1, and a run over nodes is started by
+        # MPI (or a scheduler) with one process per GPU: unless the rows say
+        # otherwise, its launch is one kernel's (MULTINODE_LAUNCH_GPUS)
+        g = MULTINODE_LAUNCH_GPUS
     max_iter = check_int(max_iter, "max_iter", minimum=0, maximum=1000)
     d = _defaults(clu, g)
     names = [k for k in _NAMES if d[k] is not None]
@@ -410,6 +423,7 @@ def calibrate(cluster: Cluster, rows, *, fit: tuple | list | None = None,
         return Calibration(launch_s=vals["launch_s"], launch_gpus=g or calibration(
                                "launch_gpus"),
                            latency_scale=vals["latency_scale"],
+                           simple_latency_scale=vals["simple_latency_scale"],
                            intra_scale=vals["intra_scale"],
                            nic_bytes_per_s=vals["nic_bytes_per_s"],
                            net_step_bytes_per_nic=vals["net_step_bytes_per_nic"],
