@@ -89,6 +89,10 @@ class Calibration:
     latency_scale : float
         Achieved / planned per-step latency: multiplies NCCL's base and
         per-hop latencies and the network kind's extra per-step cost.
+    simple_latency_scale : float
+        The Simple protocol's (and NVLS's) achieved / planned per-step
+        latency relative to :attr:`latency_scale` (1: scaled alike;
+        :meth:`Cluster.protocol_latency_scale`).
     intra_scale : float
         Achieved / planned rate of the links inside a node (NVLink, PCIe
         between GPUs, the socket link).
