@@ -138,6 +138,10 @@ _NAMES = ("launch_s", "latency_scale", "simple_latency_scale", "intra_scale", "n
 # ---------------------------------------------------------------------------
 # rows
 # ---------------------------------------------------------------------------
+#: The most nodes a row of another node count may come from (:func:`calibrate`).
+MAX_ROW_NODES = 4096
+
+
 def _check_rows(rows, clu: Cluster) -> list[dict]:
     """Rows in :func:`course_lib.read_nccl_tests`'s dict form, checked, as
     (collective, n_bytes, time_s) with the run's ``-g``."""
@@ -161,12 +165,21 @@ def _check_rows(rows, clu: Cluster) -> list[dict]:
                              f"{sorted(r)}")
         t = check_positive(t, f"rows[{i}]['time_s']")
         n = r.get("n_ranks")
+        nodes = clu.nodes
         if n is not None and int(n) != clu.n_ranks:
-            raise ValueError(f"rows[{i}]['n_ranks'] is {n}, but cluster has "
-                             f"{clu.n_ranks} ranks ({clu.describe()}): describe the "
-                             f"machine the run ran on")
+            n = int(n)
+            if clu.nodes > 1 and n % clu.gpus_per_node == 0 and \
+                    2 <= n // clu.gpus_per_node <= MAX_ROW_NODES:
+                nodes = n // clu.gpus_per_node  # the same nodes, another count of them
+            else:
+                raise ValueError(f"rows[{i}]['n_ranks'] is {n}, but cluster has "
+                                 f"{clu.n_ranks} ranks ({clu.describe()}): describe the "
+                                 f"machine the run ran on (rows of another node count "
+                                 f"are taken on a multi-node cluster: n_ranks a multiple "
+                                 f"of its {clu.gpus_per_node} GPUs per node, 2 to "
+                                 f"{MAX_ROW_NODES} nodes)")
         out.append({"collective": coll, "n_bytes": s, "time_s": t,
-                    "g": r.get("n_gpus_per_process")})
+                    "g": r.get("n_gpus_per_process"), "nodes": nodes})
     if not out:
         raise ValueError("rows is empty: give at least one row of an nccl-tests run")
     return out
@@ -285,11 +298,17 @@ def _bounds(clu: Cluster, d: dict) -> dict:
     return b
 
 
+def _at_nodes(clu: Cluster, nodes: int) -> Cluster:
+    """``clu`` (and its calibration) with ``nodes`` nodes."""
+    return clu if nodes == clu.nodes else what_if(clu, nodes=nodes)
+
+
 def _times(clu: Cluster, rows, g) -> np.ndarray:
     from .predict import _predict
 
-    return np.array([_predict(r["collective"], r["n_bytes"], clu, "auto", g).time_s
-                     for r in rows])
+    at = {k: _at_nodes(clu, k) for k in {r["nodes"] for r in rows}}
+    return np.array([_predict(r["collective"], r["n_bytes"], at[r["nodes"]], "auto",
+                              g).time_s for r in rows])
 
 
 #: GPUs per launching process assumed for a run over several nodes whose rows
@@ -352,7 +371,12 @@ def calibrate(cluster: Cluster, rows, *, fit: tuple | list | None = None,
     cluster : Cluster
         The machine the run ran on, from :func:`course_lib.cluster` (or
         :func:`course_lib.cluster_from_topo`); its rank count must match the
-        rows' ``n_ranks`` where they give one.
+        rows' ``n_ranks`` where they give one -- except that a multi-node
+        cluster also takes rows of another count of the same nodes (``n_ranks``
+        a multiple of ``gpus_per_node``), each predicted at its own node
+        count: runs at 2 and 4 nodes fit together what neither shows alone
+        (start-up against per-step latency, the NICs' rate behind a plateau
+        NVLink holds).  The calibrated Cluster keeps ``cluster``'s node count.
     rows : list of dict
         Rows as :func:`course_lib.read_nccl_tests` returns them (any subset
         of sizes and collectives; ``collective``, ``n_bytes`` and ``time_s``
@@ -483,6 +507,9 @@ def calibrate(cluster: Cluster, rows, *, fit: tuple | list | None = None,
     colls = sorted({r_["collective"] for r_ in rs})
     src = (f"{len(rs)} row(s) of {', '.join(colls)}, {_fmt_size(min(q['n_bytes'] for q in rs))}"
            f" - {_fmt_size(max(q['n_bytes'] for q in rs))}, on {clu.describe()}")
+    others = sorted({q["nodes"] for q in rs} - {clu.nodes})
+    if others:
+        src += f" (and {'/'.join(map(str, others))} node(s) of the same machine)"
     def band(kind):
         lo_h, hi_h = HELDOUT_BANDS[kind]
         return (float(min(lo_r, lo_h, 1.0)), float(max(hi_r, hi_h, 1.0)))
@@ -567,8 +594,9 @@ def compare(cluster: Cluster, rows) -> list[dict]:
     out = []
     for r in rs:
         g = r["g"]
-        p = predict_collective(r["collective"], r["n_bytes"], cluster, launch_gpus=g)
-        meas = r["n_bytes"] / r["time_s"] * busbw_factor(r["collective"], cluster.n_ranks)
+        at = _at_nodes(cluster, r["nodes"])
+        p = predict_collective(r["collective"], r["n_bytes"], at, launch_gpus=g)
+        meas = r["n_bytes"] / r["time_s"] * busbw_factor(r["collective"], at.n_ranks)
         lo, hi = p.busbw_range_bytes_per_s
         out.append({"collective": r["collective"], "n_bytes": r["n_bytes"],
                     "measured_busbw": meas, "predicted_busbw": p.busbw_bytes_per_s,
@@ -636,6 +664,8 @@ def holdout_points(split: str = "sizes") -> list[dict]:
         :data:`FIT_SIZES` and predicts the others.  ``"nodes"``: each source
         of :data:`NODE_SPLIT_SOURCES` is calibrated on its 2-node run (all
         of it) and predicts its other node counts (:func:`what_if`).
+        ``"two_nodes"``: the same, calibrated on its 2-node run and its next
+        node count together, predicting the larger ones.
 
     Returns
     -------
@@ -648,7 +678,7 @@ def holdout_points(split: str = "sizes") -> list[dict]:
     from .clusters import cluster_from_spec
     from .predict import predict_collective
 
-    split = check_choice(split, "split", ("sizes", "nodes"))
+    split = check_choice(split, "split", ("sizes", "nodes", "two_nodes"))
     out = []
 
     def check(c, rows, system, nodes):
@@ -677,11 +707,15 @@ def holdout_points(split: str = "sizes") -> list[dict]:
         return out
     for source in NODE_SPLIT_SOURCES:
         rows2 = validation_run(source, nodes=2)
-        c = calibrate(cluster_from_spec(rows2[0]["cluster"]), rows2)
         counts = sorted({k[2] for k in _runs() if source.lower() in k[1].lower()
                          or source.lower() in k[0].lower()})
+        fitted = [2]
+        if split == "two_nodes":  # and the next node count above 2
+            fitted.append(min(n for n in counts if n > 2))
+        c = calibrate(cluster_from_spec(rows2[0]["cluster"]),
+                      sum((validation_run(source, nodes=n) for n in fitted), []))
         for nodes in counts:
-            if nodes <= 2:
+            if nodes <= max(fitted):
                 continue
             rows = validation_run(source, nodes=nodes)
             check(what_if(c, nodes=nodes), rows, rows[0]["system"], nodes)
