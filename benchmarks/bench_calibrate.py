@@ -6,7 +6,9 @@ Two splits over the held-out runs of course_lib/data/validation/nccl_tests_publi
 1. sizes -- every run with >= 8 sizes is calibrated on its sizes nearest
    4 KiB, 1 MiB, 64 MiB and 1 GiB and predicts its other sizes;
 2. nodes -- the runs of one cluster at several node counts: calibrated on the
-   2-node run, predicting 3/4/8 nodes.
+   2-node run, predicting 3/4/8 nodes;
+3. two node counts -- the same clusters calibrated on the 2-node run and the
+   next node count together (3 or 4), predicting the larger ones (4 or 8).
 
 Per system: points, the median and 90th percentile of |busbw error| of the
 calibrated model, the same from spec (no calibration) on the same points, and
@@ -117,8 +119,10 @@ def main():
     t1 = time.perf_counter()
     nodes = C.holdout_points("nodes")
     t2 = time.perf_counter()
+    two = C.holdout_points("two_nodes")
     table(sizes, "size split: fit ~4 sizes of a run, predict its other sizes")
     table(nodes, "node split: fit the 2-node run, predict other node counts")
+    table(two, "two node counts: fit the 2-node and the next run, predict larger ones")
     by_size(sizes)
     without_flagged(sizes)
     best_candidate()

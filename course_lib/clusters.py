@@ -89,6 +89,10 @@ class Calibration:
     latency_scale : float
         Achieved / planned per-step latency: multiplies NCCL's base and
         per-hop latencies and the network kind's extra per-step cost.
+    simple_latency_scale : float
+        The Simple protocol's (and NVLS's) achieved / planned per-step
+        latency relative to :attr:`latency_scale` (1: scaled alike;
+        :meth:`Cluster.protocol_latency_scale`).
     intra_scale : float
         Achieved / planned rate of the links inside a node (NVLink, PCIe
         between GPUs, the socket link).
@@ -133,6 +137,7 @@ class Calibration:
     ll128_efficiency: float | None = None
     simple_efficiency: float | None = None
     pipeline_pieces: float = 1.0
+    simple_latency_scale: float = 1.0
     algorithms: tuple | None = None
     busbw_range: tuple = (1.0, 1.0)
     what_if_range: tuple = (1.0, 1.0)
@@ -148,7 +153,8 @@ class Calibration:
             v = getattr(self, name)
             if v is not None:
                 out[name] = v
-        for name in ("latency_scale", "intra_scale", "pipeline_pieces"):
+        for name in ("latency_scale", "simple_latency_scale", "intra_scale",
+                     "pipeline_pieces"):
             if getattr(self, name) != 1.0:
                 out[name] = getattr(self, name)
         return out
@@ -201,6 +207,19 @@ class Cluster:
     def latency_scale(self) -> float:
         """Achieved / planned per-step latency (1 unless calibrated)."""
         return 1.0 if self.calibrated is None else self.calibrated.latency_scale
+
+    def protocol_latency_scale(self, protocol: str) -> float:
+        """Achieved / planned per-step latency of one NCCL protocol: the
+        :attr:`latency_scale`, times :attr:`Calibration.simple_latency_scale`
+        for ``"simple"`` (1 unless calibrated).
+
+        >>> cluster("A100").protocol_latency_scale("simple")
+        1.0
+        """
+        if self.calibrated is None:
+            return 1.0
+        k = self.calibrated.latency_scale
+        return k * self.calibrated.simple_latency_scale if protocol == "simple" else k
 
     @property
     def pipeline_pieces(self) -> float:
@@ -332,11 +351,14 @@ class Cluster:
         ``"EFA"``, ``"TCPX"``, ``"TCPXO"``), or None."""
         return None if self.nic is None else _nic(self.nic).family
 
-    def net_hop_s(self) -> float:
-        """What one network step costs on top of NCCL's NET latency (by network kind)."""
+    def net_hop_s(self, protocol: str | None = None) -> float:
+        """What one network step costs on top of NCCL's NET latency (by network
+        kind), scaled as the ``protocol``'s latencies are
+        (:meth:`protocol_latency_scale`; by :attr:`latency_scale` if None)."""
         if self.nic is None:
             return 0.0
-        return network_hop_s(self.network) * self.latency_scale
+        k = self.latency_scale if protocol is None else self.protocol_latency_scale(protocol)
+        return network_hop_s(self.network) * k
 
     def nic_bw_bytes_per_s(self) -> float:
         """Payload rate of one NIC, per direction: ``min(port x efficiency, PCIe x 0.87)``.

@@ -248,9 +248,9 @@ def _ring(coll, s, clu, proto):
     else:  # broadcast, reduce: a pipelined chain
         steps, inter = n - 1, nodes - 1
         wire, slice_ = s, s
-    k = clu.latency_scale
+    k = clu.protocol_latency_scale(proto)
     lat_i = _hop("ring", proto, intra_kind) * k
-    lat_x = _hop("ring", proto, "net") * k + clu.net_hop_s()
+    lat_x = _hop("ring", proto, "net") * k + clu.net_hop_s(proto)
     hops = (steps - inter) * lat_i + inter * lat_x
     base = nccl_tuning(f"ring_{proto}_base") * k
     transfer = wire / b
@@ -309,9 +309,9 @@ def _tree(coll, s, clu, proto):
         b_net = _proto_bw(clu.inter_bw_bytes_per_s(), proto, clu) * eff
         b_alg = min(b_alg, b_net / _net_traffic(nodes))
         b_link = min(b_link, b_net)
-    lat = clu.latency_scale * (nccl_tuning(f"tree_{proto}_base") + 2 * (
+    lat = clu.protocol_latency_scale(proto) * (nccl_tuning(f"tree_{proto}_base") + 2 * (
         (g - 1) * _hop_time("tree", proto, clu.intra_link_kind)
-        + levels * _hop_time("tree", proto, "net"))) + 2 * levels * clu.net_hop_s()
+        + levels * _hop_time("tree", proto, "net"))) + 2 * levels * clu.net_hop_s(proto)
     # each level of the (chain + tree) exposes one slice on the way up and one
     # on the way down; a slice is at most S/n, as on a ring
     k = clu.pipeline_pieces
@@ -327,7 +327,8 @@ def _nvls_intra(coll, s, clu):
     b = clu.intra_bw_bytes_per_s() * calibration("nvls_efficiency")
     wire = s if coll == "allreduce" else (n - 1) / n * s
     fill = 3 * min(clu.fitted("chunk_bytes"), s / n / clu.pipeline_pieces) / b
-    return calibration("nvls_latency_s") * clu.latency_scale, wire / b, fill, b
+    return (calibration("nvls_latency_s") * clu.protocol_latency_scale("simple"), wire / b,
+            fill, b)
 
 
 def _nvls_tree(coll, s, clu):
@@ -341,8 +342,9 @@ def _nvls_tree(coll, s, clu):
     b_in = clu.intra_bw_bytes_per_s() * calibration("nvls_efficiency") / (1 + relay)
     b_net = _proto_bw(clu.inter_bw_bytes_per_s(), "simple", clu)
     b = min(b_in, b_net / _net_traffic(nodes))
-    lat = clu.latency_scale * (calibration("nvls_latency_s") + 2 * levels * nccl_tuning(
-        "nvls_tree_simple_hop_net")) + 2 * levels * clu.net_hop_s()
+    lat = clu.protocol_latency_scale("simple") * (
+        calibration("nvls_latency_s") + 2 * levels * nccl_tuning("nvls_tree_simple_hop_net")
+    ) + 2 * levels * clu.net_hop_s("simple")
     k = clu.pipeline_pieces
     fill = (3 * min(clu.fitted("chunk_bytes"), s / g / k) / b
             + 2 * levels * min(clu.net_chunk_bytes(), s / g / k) / b_net)
@@ -363,16 +365,18 @@ def _hierarchical(coll, s, clu):
     proto = "simple"
     b_i = _proto_bw(clu.intra_bw_bytes_per_s(), proto, clu)
     steps = 2 * (g - 1)
-    lat_i = steps * _hop("ring", proto, clu.intra_link_kind) * clu.latency_scale
+    k = clu.protocol_latency_scale(proto)
+    lat_i = steps * _hop("ring", proto, clu.intra_link_kind) * k
     fill_i = steps * min(c, s / g / clu.pipeline_pieces) / b_i
     # inter-node: g rails in parallel, each a ring over the nodes on S/g;
     # one rail gets nics_per_node/g of the node's network bandwidth
     b_x = _proto_bw(clu.inter_bw_bytes_per_s() / g, proto, clu)
     part = s / g
     steps_x = 2 * (nodes - 1)
-    lat_x = steps_x * (_hop("ring", proto, "net") * clu.latency_scale + clu.net_hop_s())
+    lat_x = steps_x * (_hop("ring", proto, "net") * k
+                       + clu.net_hop_s(proto))
     fill_x = steps_x * min(c, part / nodes / clu.pipeline_pieces) / b_x
-    lat = nccl_tuning("ring_simple_base") * clu.latency_scale + lat_i + lat_x
+    lat = nccl_tuning("ring_simple_base") * k + lat_i + lat_x
     # the phases' bytes at these rates, pipelined: the slower road sets the time
     tr = hierarchical_allreduce_time_s(s, g, nodes, b_i, b_x)
     b_eff = s / tr * (2 * (clu.n_ranks - 1) / clu.n_ranks) if tr else 0.0
@@ -389,7 +393,8 @@ def _direct_alltoall(s, clu):
         b_x = _proto_bw(clu.inter_bw_bytes_per_s() / g, "simple", clu)
         t_inter = (n - g) / n * s / b_x
         kind = "net"
-    lat = (nccl_tuning("ring_simple_base") + _hop("ring", "simple", kind)) * clu.latency_scale
+    lat = (nccl_tuning("ring_simple_base") + _hop("ring", "simple", kind)) * \
+        clu.protocol_latency_scale("simple")
     b = s * (n - 1) / n / max(t_intra, t_inter) if max(t_intra, t_inter) > 0 else b_i
     return lat, max(t_intra, t_inter), 0.0, b
 

@@ -98,10 +98,100 @@ def test_size_split_predicts_unseen_sizes():
 def test_node_split_two_nodes_predict_eight():
     """Calibrated on the 2-node run of a cluster, its 4- and 8-node runs (what_if)."""
     c = cl.calibrate(cl.cluster(**H100_2), C.validation_run("gj-aion", nodes=2))
-    for nodes in (4, 8):
+    # 4 nodes: the 2-node plateau (NVLS, NVLink-bound) does not show the NICs' rate,
+    # and the 4-node ring's plateau sits 12 % below it (docs/your_cluster.md, Limits)
+    for nodes, bound in ((4, 0.13), (8, 0.12)):
         rows = C.validation_run("gj-aion", nodes=nodes)
         spec = C.what_if(cl.cluster(**H100_2), nodes=nodes)
-        assert med_err(C.what_if(c, nodes=nodes), rows) < min(0.12, med_err(spec, rows))
+        assert med_err(C.what_if(c, nodes=nodes), rows) < min(bound, med_err(spec, rows))
+
+
+def test_two_node_counts_fit_together():
+    """Runs at 2 and 3 nodes of the p4d cluster (nccl-tests issue #527) fit one
+    Calibration, each row predicted at its own node count; the 4-node run follows
+    within 8 % (the 2-node run alone: 15 %).  A row of another node count is taken
+    only on a multi-node cluster, as a multiple of its GPUs per node."""
+    rows2, rows3 = C.validation_run("issue #527", nodes=2), C.validation_run("issue #527", nodes=3)
+    rows4 = C.validation_run("issue #527", nodes=4)
+    machine = P.cluster_from_spec(rows2[0]["cluster"])
+    one = cl.calibrate(machine, rows2)
+    both = cl.calibrate(machine, rows2 + rows3)
+    assert both.nodes == 2 and both.calibrated.nodes == 2
+    assert "3 node(s)" in both.calibrated.source
+    # compare() predicts each row at its own node count
+    assert [r["predicted_busbw"] for r in C.compare(both, rows3)] == pytest.approx(
+        [r["predicted_busbw"] for r in C.compare(C.what_if(both, nodes=3), rows3)])
+    assert med_err(C.what_if(both, nodes=4), rows4) < 0.08 < med_err(
+        C.what_if(one, nodes=4), rows4)
+    with pytest.raises(ValueError, match="n_ranks"):
+        cl.calibrate(cl.cluster("A100"), rows2)  # one node: 16 ranks are not its 8
+    with pytest.raises(ValueError, match="n_ranks"):
+        cl.calibrate(machine, [{**rows2[0], "n_ranks": 20}])  # not a multiple of 8
+
+
+def test_a_multinode_run_without_g_is_one_process_per_gpu():
+    """The 2019 p3dn rows do not give -g: across nodes that is nccl-tests' default
+    (-g 1), so the start-up is one kernel's and the per-node growth of the small-message
+    time goes to the network steps -- 4 and 8 nodes follow (taken as -g 8, the 2-node
+    fit gave 31 us to the start-up and 4 and 8 nodes came out 11 % and 17 % fast)."""
+    rows2 = C.validation_run("p3dn", nodes=2)
+    assert all(r["n_gpus_per_process"] is None for r in rows2)
+    machine = P.cluster_from_spec(rows2[0]["cluster"])
+    c = cl.calibrate(machine, rows2)
+    one = cl.calibration("launch_s") / cl.calibration("launch_gpus")
+    assert c.calibrated.launch_gpus == C.MULTINODE_LAUNCH_GPUS == 1
+    assert one / 2 < c.calibrated.launch_s < 2 * one
+    for nodes in (4, 8):
+        rows = C.validation_run("p3dn", nodes=nodes)
+        assert med_err(C.what_if(c, nodes=nodes), rows) < 0.05
+    # a run that says -g 8 keeps the catalog's start-up of eight kernels
+    g8 = cl.calibrate(machine, [{**r, "n_gpus_per_process": 8} for r in rows2])
+    assert g8.calibrated.launch_gpus == 8 and g8.calibrated.launch_s > 4 * one
+    # one node without -g: the catalog's runs' -g stands, as from spec
+    rows1 = C.validation_run("Lambda 4x H100")
+    k = cl.calibrate(P.cluster_from_spec(rows1[0]["cluster"]),
+                     [{**r, "n_gpus_per_process": None} for r in rows1])
+    assert k.calibrated.launch_gpus == cl.calibration("launch_gpus")
+
+
+def test_protocol_latency_scale_reaches_every_simple_latency():
+    """simple_latency_scale multiplies the Simple protocol's (and NVLS's) latencies and
+    the network's extra per step on top of latency_scale; LL and LL128 keep
+    latency_scale alone; from spec both are 1."""
+    c = cl.cluster("H100", nodes=2, nic="TCPXO-200")
+    assert c.protocol_latency_scale("simple") == c.protocol_latency_scale("ll") == 1.0
+    k = dataclasses.replace(c, calibrated=Calibration(latency_scale=2.0,
+                                                      simple_latency_scale=3.0))
+    assert k.protocol_latency_scale("ll") == k.protocol_latency_scale("ll128") == 2.0
+    assert k.protocol_latency_scale("simple") == 6.0
+    assert k.net_hop_s("simple") == pytest.approx(6 * c.net_hop_s())
+    assert k.net_hop_s("ll") == k.net_hop_s() == pytest.approx(2 * c.net_hop_s())
+    for algo, proto, f in (("ring", "simple", 6), ("tree", "simple", 6), ("ring", "ll", 2),
+                           ("nvls", "simple", 6), ("hierarchical", "simple", 6)):
+        a = P._candidates("allreduce", 8, c, algo)[(algo, proto)][0]
+        b = P._candidates("allreduce", 8, k, algo)[(algo, proto)][0]
+        assert b == pytest.approx(f * a), (algo, proto)
+    assert k.calibrated.items()["simple_latency_scale"] == 3.0
+
+
+def test_simple_latency_fitted_apart_predicts_the_middle():
+    """On the Dell H100 2-node run (nccl-tests #309) the fitted sizes' floor is LL and
+    the middle NVLS (Simple): one latency scale for both left 2-8 MiB 35-41 % high; the
+    Simple protocol's own scale brings them within 16 %."""
+    rows = C.validation_run("Dell XE9680")
+    fit = C.nearest_sizes([r["n_bytes"] for r in rows], C.FIT_SIZES)
+    machine = P.cluster_from_spec(rows[0]["cluster"])
+    seen = [r for r in rows if r["n_bytes"] in fit]
+    mid = [r for r in rows if 2**21 <= r["n_bytes"] <= 2**23]
+    c = cl.calibrate(machine, seen)
+    others = [k for k, v in C._defaults(machine, 1).items()
+              if v is not None and k != "simple_latency_scale"]
+    shared = cl.calibrate(machine, seen, fit=others)
+    assert shared.calibrated.simple_latency_scale == 1.0
+    assert c.calibrated.simple_latency_scale > 1.5
+    err = [abs(r["rel_error"]) for r in C.compare(c, mid)]
+    err_shared = [abs(r["rel_error"]) for r in C.compare(shared, mid)]
+    assert max(err) < 0.16 and min(err_shared) > 0.3
 
 
 def test_a_run_on_one_algorithm_keeps_to_it():
@@ -356,9 +446,10 @@ def test_explorer_loads_your_log_and_shows_the_fit():
 
 # --- the simulator plays a calibrated cluster as the predictor does ------------------
 #: Departures of every constant the simulator's overheads and roads read: a
-#: slower start-up, 3x the per-step latency, a larger slice cut in 3 pieces
+#: slower start-up, 3x the per-step latency (4.5x for Simple), a larger slice cut in 3 pieces
 #: before it reaches its cap, slower links.
-_SIM_CAL = dict(launch_s=60e-6, launch_gpus=8, latency_scale=3.0, intra_scale=0.7,
+_SIM_CAL = dict(launch_s=60e-6, launch_gpus=8, latency_scale=3.0, simple_latency_scale=1.5,
+                intra_scale=0.7,
                 chunk_bytes=8e6, pipeline_pieces=3.0, simple_efficiency=0.9)
 _SIM_CASES = [("h100", dict(gpu="H100"), "ring"),
               ("h100", dict(gpu="H100"), "tree"),

@@ -150,7 +150,7 @@ def _network_and_overheads(cluster, overheads, algorithm):
                     "tree": nccl_tuning("tree_simple_base"),
                     "nvls": calibration("nvls_latency_s")}[algorithm]
             ov = schedules.Overheads(
-                cluster.fitted("launch_s") + base * cluster.latency_scale,
+                cluster.fitted("launch_s") + base * cluster.protocol_latency_scale("simple"),
                 cluster.fitted("chunk_bytes") if algorithm in ("ring", "hierarchical")
                 else 0.0,
                 algorithm == "nvls", cluster.pipeline_pieces)

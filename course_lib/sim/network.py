@@ -149,12 +149,13 @@ class Network:
             if key not in rates:
                 rates[key] = rate(kind, links)
             net.link_bw[i] = rates[key]
-        k = cluster.latency_scale  # achieved / planned (1 from spec)
+        # achieved / planned, of the Simple protocol the roads carry (1 from spec)
+        k = cluster.protocol_latency_scale("simple")
         net.hop_latency_s = {kind: nccl_tuning(f"ring_simple_hop_{kind}") * k
                              for kind in ("nvlink", "pcie", "net")}
         # a network step of a TCP-based transport waits longer (hardware.NETWORK;
         # net_hop_s carries the calibrated scale itself)
-        net.hop_latency_s["net"] += cluster.net_hop_s()
+        net.hop_latency_s["net"] += cluster.net_hop_s("simple")
         net.cluster = cluster
         return net
 
