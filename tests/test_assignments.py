@@ -57,3 +57,21 @@ def test_cell_ids_are_stable(a):
     """Cell ids derive from grade ids, so a release is reproducible."""
     for c in _nb(a).cells:
         assert c.id == c.metadata.nbgrader["grade_id"].replace("_", "-")
+
+
+_WORDS = {"three": 3, "four": 4, "five": 5, "six": 6}
+
+
+@pytest.mark.parametrize("a", SOLUTIONS)
+def test_stated_parts_and_points_match_the_graded_cells(a):
+    """The intro's "N parts, P points" and docs/grading.md's table say what the test cells hold."""
+    tests = [c for c in _nb(a).cells if c.metadata.get("nbgrader", {}).get("grade")]
+    parts, total = len(tests), sum(c.metadata.nbgrader["points"] for c in tests)
+    intro = _nb(a).cells[0].source
+    m = re.search(r"\*\* (\w+) parts, (\d+) points", intro)
+    assert m, f"{a}: the intro states no 'N parts, P points'"
+    assert (_WORDS[m.group(1).lower()], int(m.group(2))) == (parts, total), (a, m.group(0))
+    with open(os.path.join(REPO_ROOT, "docs", "grading.md"), encoding="utf-8") as fh:
+        row = re.search(rf"^\| `{a}` \| [^|]+ \| (\d+) \((\d+)\) \|", fh.read(), re.MULTILINE)
+    assert row, f"docs/grading.md has no row for {a}"
+    assert (int(row.group(1)), int(row.group(2))) == (parts, total), (a, row.group(0))

@@ -360,3 +360,76 @@ def test_the_driver_caps_outputs_before_they_cross():
     assert len(got) == 201 and "more outputs removed" in got[-1]["text"]
     assert all(len(o.get("text", "")) < 1200 for o in got if o["output_type"] == "stream")
     assert "image/png" not in got[3]["data"]
+
+
+# --- the usual wrong answers fail their part (the hidden tests, judged in-process) --------------
+def _judge_notebook(a, nb):
+    """Run ``nb``'s answer cells here and judge them with the hidden tests of ``solutions/<a>``:
+    {test grade id: passed}."""
+    from test_autograder import _read
+    ns, setup = {}, []
+    for c in nb.cells:
+        meta = c.metadata.get("nbgrader", {})
+        if c.cell_type != "code" or meta.get("grade"):
+            continue
+        if meta.get("locked"):
+            setup.append(judge.instructor_imports(c.source))
+        exec(compile(c.source, meta.get("grade_id", "cell"), "exec"), ns)
+    tests = {c.metadata.nbgrader["grade_id"]: c.source for c in _read("solutions", a).cells
+             if c.metadata.get("nbgrader", {}).get("grade")}
+    res = judge.Judge(FakeSandbox(ns), "\n".join(setup)).run(tests)
+    return {gid: r.passed for gid, r in res.items()}
+
+
+SEEDS_MAX_B = ("def step_time_s(t_comp_s, t_comm_s, overlap):\n"
+               "    return max(t_comp_s, t_comm_s) if overlap else t_comp_s + t_comm_s")
+FORWARD_HIDES_B = ("def step_time_s(t_comp_s, t_comm_s, overlap):\n"     # the shares swapped
+                   "    if not overlap:\n        return t_comp_s + t_comm_s\n"
+                   "    return 2 * t_comp_s / 3 + max(t_comp_s / 3, t_comm_s)")
+SEEDS_MAX_D = "eff_overlap_pcie = t_comp_s / max(t_comp_s, t_comm_pcie_s)"
+NO_WRAP_F = ("def ring_slowest_hop_bw(topo, ranks):\n"                 # the last hop forgotten
+             "    return min(cl.path_bottleneck_bw_bytes_per_s(topo, a, b) for a, b in zip(ranks, ranks[1:]))")
+MEAN_F = ("def ring_slowest_hop_bw(topo, ranks):\n"
+          "    r = list(ranks)\n"
+          "    bws = [cl.path_bottleneck_bw_bytes_per_s(topo, a, b) for a, b in zip(r, r[1:] + r[:1])]\n"
+          "    return sum(bws) / len(bws)")
+ONE_ROUTE_F = ("import networkx as nx\n"                              # any shortest route, not the widest
+               "def ring_slowest_hop_bw(topo, ranks):\n"
+               "    r = list(ranks)\n"
+               "    def hop(a, b):\n"
+               "        p = nx.shortest_path(topo, a, b)\n"
+               "        return min(topo.edges[u, v]['bw_bytes_per_s'] for u, v in zip(p, p[1:]))\n"
+               "    return min(hop(a, b) for a, b in zip(r, r[1:] + r[:1]))")
+HOPS_RATIO_F = "placement_ratio = cl.hops(cluster, 0, 4) / cl.hops(cluster, 0, 1)"
+INVERTED_RATIO_F = "placement_ratio = spread_bw / packed_bw"
+
+WRONG_ANSWERS = {
+    # name: (assignment, part it is appended to, code, the tests that must fail)
+    "seeds-max-overlap": ("scaling_limits", "part_b", SEEDS_MAX_B, {"part_b_test", "part_d_test"}),
+    "forward-hides-comm": ("scaling_limits", "part_b", FORWARD_HIDES_B, {"part_b_test", "part_d_test"}),
+    "seeds-max-in-part-d": ("scaling_limits", "part_d", SEEDS_MAX_D, {"part_d_test"}),
+    "ring-without-wrap": ("hop_counts", "part_f", NO_WRAP_F, {"part_f_test"}),
+    "ring-mean-hop": ("hop_counts", "part_f", MEAN_F, {"part_f_test"}),
+    "ring-one-shortest-route": ("hop_counts", "part_f", ONE_ROUTE_F, {"part_f_test"}),
+    "placement-by-hops": ("hop_counts", "part_f", HOPS_RATIO_F, {"part_f_test"}),
+    "placement-inverted": ("hop_counts", "part_f", INVERTED_RATIO_F, {"part_f_test"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_ANSWERS))
+def test_usual_wrong_answers_fail_only_their_parts(name):
+    from test_autograder import append_to
+    a, part, code, failing = WRONG_ANSWERS[name]
+    passed = _judge_notebook(a, submission(a, edit=append_to(part, code)))
+    assert {gid for gid, ok in passed.items() if not ok} == failing, passed
+
+
+@pytest.mark.parametrize("a", ["scaling_limits", "hop_counts"])
+def test_solution_and_both_references_pass_every_hidden_test(a):
+    """The control for the wrong answers above (the full pipeline: test_autograder)."""
+    from reference_solutions import CLOSED, LOOP, notebook as reference
+    from test_autograder import _read
+    for nb in (submission(a), reference(_read("exercises", a), a, LOOP),
+               reference(_read("exercises", a), a, CLOSED)):
+        passed = _judge_notebook(a, nb)
+        assert passed and all(passed.values()), passed

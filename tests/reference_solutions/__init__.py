@@ -175,6 +175,30 @@ def two_level_average_hops(nodes, gpus_per_node):
                 pairs += 1
     return total / pairs
 ''',
+        "part_f": '''
+import networkx as nx
+
+
+def ring_slowest_hop_bw(topo, ranks):
+    order = list(ranks)
+    slowest = float("inf")
+    for k, a in enumerate(order):
+        b = order[(k + 1) % len(order)]
+        widest = 0.0
+        for route in nx.all_shortest_paths(topo, a, b):
+            narrowest = float("inf")
+            for u, v in zip(route, route[1:]):
+                narrowest = min(narrowest, topo.edges[u, v]["bw_bytes_per_s"])
+            widest = max(widest, narrowest)
+        slowest = min(slowest, widest)
+    return slowest
+
+
+packed_bw = ring_slowest_hop_bw(cluster, [0, 1, 2, 3])
+spread_bw = ring_slowest_hop_bw(cluster, [0, 4, 1, 5])
+paired_bw = ring_slowest_hop_bw(cluster, [0, 1, 4, 5])
+placement_ratio = packed_bw / spread_bw
+''',
     },
     CLOSED: {
         "part_a": '''
@@ -217,6 +241,19 @@ def two_level_average_hops(nodes, gpus_per_node):
     n = nodes * gpus_per_node
     return 2 + 2 * (n - gpus_per_node) / (n - 1)
 ''',
+        "part_f": '''
+def ring_slowest_hop_bw(topo, ranks):
+    r = list(ranks)
+    return min(map(lambda a, b: cl.path_bottleneck_bw_bytes_per_s(topo, a, b), r, r[-1:] + r[:-1]))
+
+
+_h100 = cl.gpu("H100")
+packed_bw = _h100.nvlink_bw_per_dir_bytes_per_s            # GPU -> NVSwitch -> GPU, every hop
+_cross = min(cl.pcie_bw_per_dir_bytes_per_s(_h100.pcie_gen),   # GPU -> NIC
+             cl.nic("NDR").bw_per_dir_bytes_per_s)              # NIC -> network switch
+spread_bw = paired_bw = _cross                              # a ring is as slow as one crossing
+placement_ratio = packed_bw / _cross
+''',
     },
 }
 
@@ -231,10 +268,15 @@ def amdahl_speedup(parallel_fraction, n):
     return 1 / ((1 - parallel_fraction) + parallel_fraction / n)
 ''',
         "part_b": '''
-def iteration_time_s(t_comp_s, t_comm_s, overlap):
-    if overlap:
-        return t_comp_s if t_comp_s >= t_comm_s else t_comm_s
-    return t_comp_s + t_comm_s
+def step_time_s(t_comp_s, t_comm_s, overlap):
+    total = t_comp_s + t_comm_s
+    if not overlap:
+        return total
+    t_fwd_s = t_comp_s / 3                 # no gradient yet: nothing to send
+    t_bwd_s = t_comp_s - t_fwd_s
+    if t_comm_s <= t_bwd_s:
+        return t_fwd_s + t_bwd_s           # the AllReduce fits inside the backward pass
+    return t_fwd_s + t_comm_s              # the backward pass ends first; the rest is exposed
 ''',
         "part_c": '''
 def seeds_efficiency(n, t_comm_s, t_comp_s):
@@ -250,8 +292,10 @@ def max_gpus(t_comp_s, t_comm_s, threshold, n_max=100_000):
         "part_d": '''
 t_comm_s = cl.ring_allreduce_time_s(cl.gradient_bytes(7e9, 2), 8,
                                     cl.MEASURED["busbw_allreduce_8xH100_ring"].value)
-eff_no_overlap = t_comp_s / iteration_time_s(t_comp_s, t_comm_s, overlap=False)
-eff_overlap = t_comp_s / iteration_time_s(t_comp_s, t_comm_s, overlap=True)
+eff_no_overlap = t_comp_s / step_time_s(t_comp_s, t_comm_s, overlap=False)
+eff_overlap = t_comp_s / step_time_s(t_comp_s, t_comm_s, overlap=True)
+t_comm_pcie_s = cl.ring_allreduce_time_s(cl.gradient_bytes(7e9, 2), 8, cl.pcie_bw_per_dir_bytes_per_s(5))
+eff_overlap_pcie = t_comp_s / step_time_s(t_comp_s, t_comm_pcie_s, overlap=True)
 ''',
         "part_e": '''
 S = cl.gradient_bytes(7e9, 2)
@@ -274,8 +318,9 @@ def amdahl_speedup(parallel_fraction, n):
     return n / (n * (1 - parallel_fraction) + parallel_fraction)
 ''',
         "part_b": '''
-def iteration_time_s(t_comp_s, t_comm_s, overlap):
-    return max(t_comp_s, t_comm_s) if overlap else t_comp_s + t_comm_s
+def step_time_s(t_comp_s, t_comm_s, overlap):
+    hidden = min(cl.traffic.BACKWARD_SHARE * t_comp_s, t_comm_s) if overlap else 0.0
+    return t_comp_s + t_comm_s - hidden
 ''',
         "part_c": '''
 import math
@@ -293,7 +338,9 @@ def max_gpus(t_comp_s, t_comm_s, threshold, n_max=100_000):
         "part_d": '''
 t_comm_s = 2 * 7 / 8 * cl.gradient_bytes(7e9, 2) / cl.MEASURED["busbw_allreduce_8xH100_ring"].value
 eff_no_overlap = t_comp_s / (t_comp_s + t_comm_s)
-eff_overlap = t_comp_s / max(t_comp_s, t_comm_s)
+eff_overlap = t_comp_s / (t_comp_s / 3 + max(2 * t_comp_s / 3, t_comm_s))
+t_comm_pcie_s = 2 * 7 / 8 * cl.gradient_bytes(7e9, 2) / cl.pcie_bw_per_dir_bytes_per_s(5)
+eff_overlap_pcie = t_comp_s / (t_comp_s / 3 + max(2 * t_comp_s / 3, t_comm_pcie_s))
 ''',
         "part_e": '''
 S = cl.gradient_bytes(7e9, 2)
