@@ -31,6 +31,11 @@ SEED_KEYS = {
     "seed 000, 面试题": ["B", "B", "B", "B", "ABC", "B", "ABC", "B", "B", "ABC"],
     "seed 003, 面试题": ["A", "B", "C", "ABC", "A", "ABC", "B", "BCD", "B", "A"],
 }
+#: Where the course corrects a seed's key: (seed, number) -> (course key, why).
+SEED_CORRECTIONS = {
+    ("seed 003, 面试题", 7): ("C", "max(T_comp, T_comm) needs the forward pass to hide "
+                             "communication; only the backward pass can (chapter 8)"),
+}
 
 
 # --- myths -------------------------------------------------------------------
@@ -113,6 +118,17 @@ def test_small_message_myth_uses_the_measured_csv():
 
 
 # --- interview questions -----------------------------------------------------
+def test_overlap_question_uses_the_courses_one_overlap_model():
+    """The seed's key, max(T_comp, T_comm), is the bound chapter 8 calls unreachable."""
+    q = next(q for q in content.INTERVIEW_QUESTIONS if q.source.endswith("面试题 Q7")
+             and q.source.startswith("seed 003"))
+    (k,) = q.answer
+    assert "forward" in q.options[k] and "backward" in q.options[k]
+    t_fwd_plus_max = cl.traffic.overlap_step_time_s(0.9, 0.8)
+    assert t_fwd_plus_max == pytest.approx(0.9 / 3 + max(0.6, 0.8))
+    assert t_fwd_plus_max > max(0.9, 0.8)        # the seed's answer is too optimistic
+
+
 def test_twenty_questions_ten_from_each_seed():
     qs = content.INTERVIEW_QUESTIONS
     assert len(qs) == 20 and all(isinstance(q, Question) for q in qs)
@@ -126,6 +142,12 @@ def test_question_keyed_explained_and_matching_the_seed(i):
     q = content.INTERVIEW_QUESTIONS[i]
     seed, number = q.source.rsplit(" Q", 1)
     letters = SEED_KEYS[seed][int(number) - 1]
+    if (seed, int(number)) in SEED_CORRECTIONS:
+        corrected = SEED_CORRECTIONS[seed, int(number)][0]
+        assert corrected != letters
+        # the seed's own key is offered and explained as wrong
+        assert "ABCD".index(letters) in q.why_wrong
+        letters = corrected
     assert q.answer == frozenset("ABCD".index(c) for c in letters)
     assert len(q.options) == 4 and len(q.explanation) > 40
     wrong = set(range(len(q.options))) - set(q.answer)
