@@ -810,13 +810,13 @@ def hierarchical_phases(nodes: int, gpus_per_node: int) -> dict:
     """
     import numpy as np
 
-    from ..sim.schedules import _hierarchical_template
+    from ..sim.schedules import hierarchical_template
 
     N = check_int(nodes, "nodes", minimum=1, maximum=MAX_DRAWN_NODES)
     g = check_int(gpus_per_node, "gpus_per_node", minimum=1, maximum=8)
     if N * g < 2:
         raise ValueError("nodes x gpus_per_node must be at least 2 GPUs, got 1")
-    src, dst, _deps, role, _frac = _hierarchical_template(N, g)
+    src, dst, _deps, role, _frac = hierarchical_template(N, g)
     sends = [None, [], [], []]
     index = {"rs": 1, "ar": 2, "ag": 3}
     for a, b, key in zip(src, dst, role):

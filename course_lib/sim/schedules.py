@@ -53,7 +53,8 @@ from .steps import Step, equal_shares
 
 __all__ = ["Overheads", "ring", "ring_steps", "chain", "double_tree", "nccl_tree",
            "hierarchical_pipelined", "in_switch",
-           "hierarchical", "direct", "channel_orders", "ring_orders", "MAX_RING_GPUS"]
+           "hierarchical", "hierarchical_template", "direct", "channel_orders", "ring_orders",
+           "MAX_RING_GPUS"]
 
 #: Largest GPU count on which :func:`ring_orders` searches for Hamiltonian
 #: cycles over the direct GPU-GPU links (NCCL's own search works on one
@@ -557,12 +558,14 @@ def nccl_tree(b, net, n_bytes, nodes_count, per_node, channels, pieces,
                         queue_base, job)
 
 
-def _hierarchical_template(nodes_count, per_node):
+def hierarchical_template(nodes_count, per_node):
     """One piece of the two-level AllReduce (ReduceScatter in each node's
     ring, AllReduce of each shard on a ring over the nodes -- rail ``i`` joins
     local GPU ``i`` of every node --, AllGather in each node's ring), as
     ``(src, dst, deps, role, frac)``.  A GPU starts its rail as soon as its
-    own shard is reduced, and its AllGather as soon as its rail is done."""
+    own shard is reduced, and its AllGather as soon as its rail is done.
+    Public so that :func:`course_lib.draw.collectives.hierarchical` draws
+    the very sends the simulator plays."""
     g, N = per_node, nodes_count
     src, dst, deps, role, frac = [], [], [], [], []
 
@@ -615,7 +618,7 @@ def hierarchical_pipelined(b, net, n_bytes, nodes_count, per_node, pieces,
     own bytes and the slower sets the time -- the way NCCL pipelines its
     multi-level algorithms and :func:`course_lib.analytic.hierarchical_allreduce_time_s`
     (``pipelined=True``) counts it.  ``fill_s`` as in :func:`nccl_tree`."""
-    template = _hierarchical_template(nodes_count, per_node)
+    template = hierarchical_template(nodes_count, per_node)
     launch = overheads.launch_s if overheads is not None else 0.0
     return _play_pieces(b, net, template, n_bytes, pieces, launch + fill_s,
                         queue_base, job)
