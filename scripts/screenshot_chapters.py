@@ -20,94 +20,28 @@ after changing a chapter, then look at every picture before committing it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from lab_session import (CHROMIUM, CHROMIUM_ARGS, REPO, explorer_count,  # noqa: E402
+                         start_lab as _start_lab, stop_lab)
+
 TOKEN = "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 IDLE = ("() => !!document.querySelector(\"[data-status='idle']\") || "
         "document.body.textContent.includes('Kernel status: Idle')")
 #: Hide what is not the course: JupyterLab's toasts (news, updates).
 HIDE = ".Toastify { display: none !important; }"
 
 
-def explorer_count(path: pathlib.Path) -> int:
-    """How many explorers a notebook shows (code cells calling ``.show()``)."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    return sum("".join(c["source"]).count(".show()") for c in nb["cells"]
-               if c["cell_type"] == "code")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def learner_python(root: pathlib.Path) -> str:
-    """A learner's environment for the screenshots: a venv with this one's
-    packages (a .pth file) and Jupyter data (a link), its config a copy of this
-    one's, put through ``scripts/learner_lab.sh`` (as ``make lab`` and Binder do).
-    This environment is not changed."""
-    import sysconfig
-
-    venv = root / "learner-venv"
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv",
-                    "--without-pip", str(venv)], check=True, timeout=120)
-    py = venv / "bin" / "python"
-    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    pathlib.Path(site, "course-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    (venv / "share").mkdir(exist_ok=True)
-    os.symlink(pathlib.Path(sys.prefix) / "share" / "jupyter", venv / "share" / "jupyter")
-    if (pathlib.Path(sys.prefix) / "etc").is_dir():
-        shutil.copytree(pathlib.Path(sys.prefix) / "etc", venv / "etc")
-    subprocess.run(["bash", str(REPO / "scripts" / "learner_lab.sh"), str(py)], check=True,
-                   env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, timeout=600)
-    return str(py)
-
-
 def start_lab(root: pathlib.Path) -> tuple[subprocess.Popen, str]:
     """A learner's JupyterLab over ``root / 'notebooks'``; returns (process, base URL)."""
-    python = learner_python(root)
-    port = _free_port()
-    env = dict(os.environ, MPLBACKEND="module://matplotlib_inline.backend_inline",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-               JUPYTER_RUNTIME_DIR=str(root / "runtime"),
-               JUPYTERLAB_WORKSPACES_DIR=str(root / "workspaces"))
-    env.pop("COURSE_STATIC", None)
-    cmd = [python, "-m", "jupyterlab", "--no-browser", f"--port={port}",
-           "--ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
-           f"--ServerApp.root_dir={root / 'notebooks'}", "--LabApp.news_url=",
-           "--LabApp.expose_app_in_browser=True"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
-    log = open(root / "lab.log", "w")
-    server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError("JupyterLab exited: " + (root / "lab.log").read_text()[-2000:])
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
-            return server, base
-        except OSError:
-            time.sleep(0.5)
-    server.terminate()
-    raise RuntimeError("JupyterLab did not start within 120 s")
+    return _start_lab(root, TOKEN)
 
 
 def run_chapter(page, base: str, notebook: str, n_explorers: int) -> None:
@@ -217,11 +151,7 @@ def main(argv: list[str]) -> int:
                         page.close()
                 browser.close()
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop_lab(server)
     print(f"saved in {out}")
     return 0
 

@@ -32,34 +32,20 @@ import os
 import pathlib
 import re
 import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
+from lab_session import (CHROMIUM, CHROMIUM_ARGS, REPO, explorer_count,  # noqa: E402
+                         start_lab, stop_lab)
+
 pytestmark = pytest.mark.browser
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-
-def _explorer_count(path: pathlib.Path) -> int:
-    """How many explorers a notebook shows (code cells calling ``.show()``)."""
-    import json
-
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    return sum("".join(c["source"]).count(".show()") for c in nb["cells"]
-               if c["cell_type"] == "code")
-
 
 #: (notebook, number of explorers) for every chapter that has one.
 CHAPTERS = [(p.name, n) for p in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-            if (n := _explorer_count(p))]
+            if (n := explorer_count(p))]
 TOKEN = "interconnect-city-test"
 
 
@@ -78,89 +64,19 @@ def _need_browser():
         pytest.skip(f"playwright is not installed: {exc}")
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _learner_python(root: pathlib.Path) -> str:
-    """A venv with this environment's packages (a .pth file) and Jupyter data (a
-    link), its config a copy of this environment's, made a learner's by
-    ``scripts/learner_lab.sh``: the Lab learners get, without touching this one."""
-    import sysconfig
-
-    venv = root / "learner-venv"
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv",
-                    "--without-pip", str(venv)], check=True, timeout=120)
-    py = venv / "bin" / "python"
-    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    pathlib.Path(site, "course-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    (venv / "share").mkdir(exist_ok=True)
-    os.symlink(pathlib.Path(sys.prefix) / "share" / "jupyter", venv / "share" / "jupyter")
-    if (pathlib.Path(sys.prefix) / "etc").is_dir():
-        shutil.copytree(pathlib.Path(sys.prefix) / "etc", venv / "etc")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "learner_lab.sh"), str(py)],
-                          env=env, capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        pytest.fail("scripts/learner_lab.sh failed: " + (proc.stdout + proc.stderr)[-2000:])
-    return str(py)
-
-
 @pytest.fixture(scope="module")
 def lab_server(tmp_path_factory):
+    """A learner's JupyterLab (scripts/lab_session.py) over a copy of notebooks/."""
     _need_browser()
     root = tmp_path_factory.mktemp("lab")
-    nb_dir = root / "notebooks"
-    shutil.copytree(REPO / "notebooks", nb_dir,
+    shutil.copytree(REPO / "notebooks", root / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "lab_results"))
-    python = _learner_python(root)
-    port = _free_port()
-    env = dict(os.environ)
-    env.update({
-        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
-        "PATH": os.pathsep.join([str(pathlib.Path(python).parent),
-                                 str(pathlib.Path(sys.executable).parent), env.get("PATH", "")]),
-        "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(root / "workspaces"),
-    })
-    env.pop("COURSE_STATIC", None)
-    cmd = [python, "-m", "jupyterlab", "--no-browser", f"--port={port}",
-           "--ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
-           f"--ServerApp.root_dir={nb_dir}", "--ServerApp.open_browser=False",
-           "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=True",
-           "--LabApp.expose_app_in_browser=True"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")       # containers and CI often run as root
-    log = open(root / "lab.log", "w")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            cwd=nb_dir)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            break
-        try:
-            urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("JupyterLab did not start within 120 s; see " + str(root / "lab.log"))
-    if proc.poll() is not None:
-        pytest.fail("JupyterLab exited: " + (root / "lab.log").read_text()[-2000:])
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
-    log.close()
+        server, url = start_lab(root, TOKEN)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    yield url
+    stop_lab(server)
 
 
 @pytest.fixture(scope="module")
