@@ -159,14 +159,40 @@ def plot(data, fig):
                  f"{data['nics_per_node']}x {data['nic']} a node", fontsize=9)
 
 
+def _rule_vs_model(data):
+    """Where, past the node, the seeds' rule lies above the predicted curve:
+    read from the curves themselves, not assumed."""
+    rows = [(n, r > m, t) for n, r, m, t in zip(data["n_gpus"], data["seeds_speedup"],
+                                                data["model_speedup"], data["t_comm_s"])
+            if n > GPUS_PER_NODE]
+    above = [n for n, is_above, _ in rows if is_above]
+    below = [(n, t) for n, is_above, t in rows if not is_above]
+    why = ""
+    if below and all(t < data["t_rule_s"] for _, t in below):
+        why = (f" (there the predicted AllReduce is shorter than the rule's 2S/B = "
+               f"{format_time(data['t_rule_s'])})")
+    narrows = ", where the road narrows to the NICs and the latency steps add up"
+    if not above:
+        return f"past the node it stays below the predicted curve at every N shown{why}"
+    if not below:
+        return f"past the node it lies above the predicted curve{narrows}"
+    if not rows[-1][1]:
+        return (f"past the node it lies above the predicted curve at N = "
+                f"{', '.join(f'{n:,}' for n in above)} only, below it elsewhere{why}")
+    # the smallest N from which the rule stays above the curve up to 1,024
+    first = min(n for n, _, _ in rows if all(a for m, a, _ in rows if m >= n))
+    last_below = max(n for n, _ in below if n < first)
+    return (f"past the node it lies below the predicted curve up to N = {last_below:,}"
+            f"{why} and above it from N = {first:,}{narrows}")
+
+
 def readout(data):
     t = data["t_comm_s"]
     if data["regime"] == "strong":
         regime = ("Strong scaling: the compute per GPU shrinks as T/N while the "
                   "AllReduce does not, so communication takes over. The seeds' rule is "
-                  "this model with T_comm = 2S/B (B: a ring's busbw on one node); near "
-                  "N = 8 it follows the curve and past the node it lies above it, where "
-                  "the road narrows to the NICs and the latency steps add up. Overlap "
+                  "this model with T_comm = 2S/B (B: a ring's busbw on one node); "
+                  f"{_rule_vs_model(data)}. Overlap "
                   "hides communication behind the backward pass only (T_fwd + "
                   "max(T_bwd, T_comm)).")
     else:
