@@ -428,3 +428,12 @@ def test_tcp_close_up_names_the_link_tcp_really_runs_on(nic, link):
     assert link in svg
     assert f"{port.family} {port.name} rail" not in svg
     assert f"{port.family} {port.name} rail" in cl.draw.network_path("rdma", nic=nic).svg
+
+
+def test_network_routes_on_the_city_map_give_the_fibre_and_tcps_own_link():
+    clu = cl.cluster("A100", gpus_per_node=1, nodes=2, nic="RoCE-100", fabric="pcie")
+    for km in (0.01, 50):
+        svg = city_map(clu, route=["tcp", "rdma"], distance_m=km * 1e3, pair=(0, 0)).svg
+        one_way = cl.format_time(km * 1e3 / (0.7 * 299_792_458))
+        assert f"{cl.format_distance(km * 1e3)} of fibre ({one_way} one way)" in svg
+        assert "Ethernet (RoCE-100 port) rail" in svg and "RoCEv2 RoCE-100 rail" in svg

@@ -43,7 +43,7 @@ from .. import analytic, hardware
 from ..clusters import Cluster
 from ..clusters import cluster as _cluster
 from ..units import check_choice, check_int, check_nonnegative, check_positive
-from ..units import format_bandwidth, format_bytes, format_size, format_time
+from ..units import format_bandwidth, format_bytes, format_distance, format_size, format_time
 from .style import PLACES, ROADS
 from .svg import Canvas, Diagram
 
@@ -658,7 +658,7 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             p = dict(p, bw_bytes_per_s=min(p["bw_bytes_per_s"], road))
         legs = [{"text": f"NIC reads GPU {a}'s memory {way} (GPUDirect RDMA)",
                  "kind": "pcie", "bw_bytes_per_s": road},
-                {"text": f"{port.family} {port.name} rail to the other city",
+                {"text": _rail_text(f"{port.family} {port.name}", distance_m),
                  "kind": "network", "bw_bytes_per_s": port.bw_per_dir_bytes_per_s},
                 {"text": f"NIC writes GPU {a + c.gpus_per_node}'s memory {way}",
                  "kind": "pcie", "bw_bytes_per_s": road}]
@@ -670,7 +670,7 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
              "kind": "kernel", "bw_bytes_per_s": None},
             {"text": "NIC reads the socket buffer over PCIe", "kind": "pcie",
              "bw_bytes_per_s": pcie},
-            {"text": f"{port.family} {port.name} rail to the other city", "kind": "network",
+            {"text": _rail_text(_tcp_link(port), distance_m), "kind": "network",
              "bw_bytes_per_s": port.bw_per_dir_bytes_per_s},
             {"text": "the NIC writes into the kernel's buffers over PCIe; an interrupt "
                      "wakes city hall", "kind": "pcie", "bw_bytes_per_s": pcie},
@@ -679,8 +679,21 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
     return {"route": "tcp", "latency_s": lat + analytic.fibre_one_way_s(distance_m),
             "bw_bytes_per_s": min(port.bw_per_dir_bytes_per_s, pcie), "legs": legs,
             "copies": 1, "pair": (a, b),
-            "label": f"host -> remote host through both kernels (TCP over {port.name})",
+            "label": f"host -> remote host through both kernels (TCP over {_tcp_link(port)})",
             "note": f"the kernel path costs {format_time(lat)} at the end points (catalog)"}
+
+
+def _tcp_link(port) -> str:
+    """The link TCP really runs on through a catalog NIC: IP over InfiniBand on an
+    InfiniBand port, plain Ethernet on the Ethernet-based ones (RoCE, EFA, TCPX)."""
+    return (f"IP over InfiniBand (IPoIB), {port.name}" if port.family == "InfiniBand"
+            else f"Ethernet ({port.name} port)")
+
+
+def _rail_text(link: str, distance_m: float) -> str:
+    """The network leg of a route to the other city, with its fibre."""
+    return (f"{link} rail to the other city, {format_distance(distance_m)} of fibre "
+            f"({format_time(analytic.fibre_one_way_s(distance_m))} one way)")
 
 
 def _socket(c: Cluster, local: int) -> int:
@@ -1384,11 +1397,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     one_way = analytic.fibre_one_way_s(d)
     bw = port.bw_per_dir_bytes_per_s
     H = 330
-    # TCP runs over the port's link layer: IP over InfiniBand on an InfiniBand
-    # port, plain Ethernet on the Ethernet-based ones (RoCE, EFA, TCPX)
-    rail = (f"{port.family} {port.name}" if kind == "rdma"
-            else f"IP over InfiniBand (IPoIB), {port.name}" if port.family == "InfiniBand"
-            else f"Ethernet ({port.name} port)")
+    rail = f"{port.family} {port.name}" if kind == "rdma" else _tcp_link(port)
     cv = Canvas(W, H, title=f"{'TCP through the kernel' if kind == 'tcp' else 'RDMA'}: "
                             f"two cities, {rail}")
     cw = (W - 20 - 90) / 2

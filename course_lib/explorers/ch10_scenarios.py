@@ -112,7 +112,7 @@ MACHINES = {
         cluster(p["gpu"], nodes=p["nodes"], nic=p["nic"]), {"route": ["tcp", "rdma"]}),
     # the scenario names no GPU: one factory per city, an edge gateway and a server
     "edge_cloud_inference": lambda p: (
-        cluster("A100", gpus_per_node=1, nodes=2, nic=p["nic"]),
+        cluster("A100", gpus_per_node=1, nodes=2, nic=p["nic"], fabric="pcie"),
         {"route": ["tcp", "rdma"], "distance_m": p["distance_km"] * 1e3, "pair": (0, 0)}),
     "dgx_h100_175b": lambda p: (
         cluster("H100", nodes=p["n_gpus"] // p["tp"], nic=p["nic"]),
