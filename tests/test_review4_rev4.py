@@ -123,3 +123,21 @@ def test_gpu_install_command_targets_the_course_venv(notebook_text):
     for text in (readme, ch00):
         commands = re.findall(r"`([^`]*pip install -e \"\.\[gpu\]\")`", text)
         assert commands and all(c.startswith(".venv/bin/pip") for c in commands)
+
+
+# --- chapter 4: what the graded assignment really asks ------------------------------
+def test_ch04_describes_the_variants_the_assignment_measures(notebook_text):
+    """Chapter 4 sent learners to `pinned_vs_pageable` to 'explain the
+    fresh/resident/locked differences'; the assignment measures only the resident and
+    the staged copy (and fits the H200's pinned copies)."""
+    source = json.loads((ROOT / "solutions" / "pinned_vs_pageable" / "pinned_vs_pageable.ipynb")
+                        .read_text(encoding="utf-8"))
+    code = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "code")
+    m = re.search(r'run_lab\("pageable".*?variants=\(([^)]*)\)', code, re.S)
+    measured = set(re.findall(r'"([\w-]+)"', m.group(1)))
+    assert measured == {"resident", "staged"}
+    text = notebook_text("04_freight_fleet", "markdown")
+    bullet = text.split("Graded: **`exercises/pinned_vs_pageable`**")[1].split("\n1.")[0]
+    named = {v for v in ("fresh", "resident", "locked", "staged", "pin-fresh") if v in bullet}
+    assert named == measured
+    assert "H200" in bullet                       # part F: the shipped GPU run
