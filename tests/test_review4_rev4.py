@@ -141,3 +141,31 @@ def test_ch04_describes_the_variants_the_assignment_measures(notebook_text):
     named = {v for v in ("fresh", "resident", "locked", "staged", "pin-fresh") if v in bullet}
     assert named == measured
     assert "H200" in bullet                       # part F: the shipped GPU run
+
+
+# --- quiz explanations that state a hardware fact ----------------------------------
+def _why_wrong(chapter: int, prompt_start: str, option: int) -> str:
+    q = next(q for q in cl.content.chapter_quiz(chapter) if q.prompt.startswith(prompt_start))
+    return q.why_wrong[option]
+
+
+def test_ch01_quiz_staged_beats_one_link_only_where_the_model_says_so():
+    """'A PCIe route through the host has more bandwidth than a single NVLink link' holds
+    for an H100 (31.5 vs 25 GB/s delivered) but not for an A100 (15.8 vs 25) or a V100:
+    the explanation must name the GPU it is true for."""
+    def staged_over_one_link(gpu):
+        staged = cl.route_parameters("p2p-staged", gpu=gpu)
+        link = cl.route_parameters("p2p-nvlink", gpu=gpu, nvlink_links=1)
+        return (staged["bw_bytes_per_s"] / staged["legs"]) / link["bw_bytes_per_s"]
+    assert staged_over_one_link("H100") > 1 > staged_over_one_link("A100")
+    text = _why_wrong(1, "The city's planners", 3)
+    assert "H100" in text and "start-up" in text
+
+
+def test_ch05_quiz_nvlink_domain_is_not_always_one_server():
+    """The catalog holds a 72-GPU NVLink domain (GB200 NVL72, 18 trays); 'NVLink connects
+    GPUs inside one [server]' was wrong for it."""
+    nvl72 = cl.hardware.system("GB200 NVL72")
+    assert nvl72.n_gpus > 8
+    text = _why_wrong(5, "What is the key architectural idea", 3)
+    assert "NVLink domain" in text and "NVL72" in text
