@@ -1357,7 +1357,10 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     nic : str
         Catalog NIC (port rate, network family).
     memory : {"host", "gpu"}
-        Where RDMA reads and writes: host memory, or GPU memory (GPUDirect RDMA).
+        Where RDMA reads and writes: host memory, or GPU memory (GPUDirect RDMA;
+        the NIC then reads it over the GPU's PCIe link, so the rate is the
+        smaller of the port and that link, as in
+        :func:`course_lib.route_parameters`).
     distance_m : float
         Fibre length between the cities, metres.
     n_bytes : float, optional
@@ -1396,6 +1399,8 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     lat = hardware.latency_s(key)
     one_way = analytic.fibre_one_way_s(d)
     bw = port.bw_per_dir_bytes_per_s
+    if memory == "gpu":     # GPU memory is read over the GPU's PCIe link
+        bw = analytic.route_parameters("rdma", nic=port.name)["bw_bytes_per_s"]
     H = 330
     rail = f"{port.family} {port.name}" if kind == "rdma" else _tcp_link(port)
     cv = Canvas(W, H, title=f"{'TCP through the kernel' if kind == 'tcp' else 'RDMA'}: "
@@ -1465,7 +1470,9 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
         _draw_legs(cv, legs)
     lines = [f"{_NUMS[i]} {t}" for i, (_, _, t) in enumerate(legs)]
     lines.append(f"arrival, all one way: end points {format_time(lat)} (catalog {key}) + "
-                 f"fibre {format_time(one_way)} + size / {format_bandwidth(bw)} per direction")
+                 f"fibre {format_time(one_way)} + size / {format_bandwidth(bw)} per direction"
+                 + (f" (the GPU's PCIe link caps the {format_bandwidth(port.bw_per_dir_bytes_per_s)}"
+                    " port)" if bw < port.bw_per_dir_bytes_per_s else ""))
     if n_bytes is not None:
         n = check_nonnegative(n_bytes, "n_bytes")
         t = analytic.rdma_transfer_time_s(n, bw, d, endpoint_latency_s=lat)

@@ -5,11 +5,18 @@ Every term one way: a message arrives after ``alpha + d / (0.7 c) + D / B``
 with the end points' one-way latency ``alpha`` from the catalog: an RDMA NIC
 bypasses the kernel, a TCP socket goes through it.  A sender that waits for
 the completion adds the acknowledgement's return (``completion_s``).  The port rate is in bits per second
-(:func:`course_lib.nic`); the model divides by 8.
+(:func:`course_lib.nic`); the model divides by 8.  With GPU memory at the end
+points (GPUDirect RDMA) the NIC reads and writes it over the GPU's PCIe link,
+so the rate is the smaller of the port and that link, as in the route model
+(:func:`course_lib.route_parameters`, an H100 on PCIe Gen5 x16): an XDR port's
+100 GB/s cannot be filled from an H100.
 
 >>> d = explorer().update(distance_m=1000, n_bytes=1)
 >>> round(d["fibre_s"] * 1e6, 2), round(d["rtt_s"] * 1e6, 2)
 (4.77, 9.53)
+>>> d = explorer().update(nic="XDR", endpoint="gpudirect_rdma_one_way")
+>>> round(d["port_bw_bytes_per_s"] / 1e9), round(d["bw_bytes_per_s"] / 1e9)
+(100, 63)
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ ENDPOINTS = [
     ("TCP through the kernel", "tcp_kernel_path"),
 ]
 SIZES_BYTES = np.logspace(0, 10, 41)
+#: The GPU whose PCIe link feeds the NIC for GPUDirect RDMA (the route model's default).
+GPU = "H100"
 
 CONTROLS = {
     "distance_m": {"type": "FloatLogSlider", "min": 0, "max": 6, "value": 100.0,
@@ -43,14 +52,24 @@ CONTROLS = {
 }
 
 
+def rate_bytes_per_s(nic, endpoint):
+    """Per-direction rate of a message between the two end points: the port's,
+    or for GPU memory (GPUDirect RDMA) the smaller of the port and the GPU's PCIe
+    link, which the NIC reads the GPU's memory over."""
+    if endpoint == "gpudirect_rdma_one_way":
+        return analytic.route_parameters("rdma", gpu=GPU, nic=nic)["bw_bytes_per_s"]
+    return hardware.nic(nic).bw_per_dir_bytes_per_s
+
+
 def compute(distance_m, nic, n_bytes, endpoint):
     port = hardware.nic(nic)
-    bw = port.bw_per_dir_bytes_per_s
     curves = {}
     for _, key in ENDPOINTS:
         lat = hardware.latency_s(key)
         curves[key] = np.array([analytic.rdma_transfer_time_s(
-            d, bw, distance_m, endpoint_latency_s=lat) for d in SIZES_BYTES])
+            d, rate_bytes_per_s(nic, key), distance_m, endpoint_latency_s=lat)
+            for d in SIZES_BYTES])
+    bw = rate_bytes_per_s(nic, endpoint)
     lat = hardware.latency_s(endpoint)
     rtt = analytic.fibre_rtt_s(distance_m)
     fibre = analytic.fibre_one_way_s(distance_m)
@@ -60,6 +79,8 @@ def compute(distance_m, nic, n_bytes, endpoint):
                                          completion=True)
     return {"nic": port.name, "family": port.family,
             "rate_gbit_per_s": port.rate_gbit_per_s, "bw_bytes_per_s": bw,
+            "port_bw_bytes_per_s": port.bw_per_dir_bytes_per_s,
+            "pcie_gen": hardware.gpu(GPU).pcie_gen,
             "distance_m": distance_m, "n_bytes": n_bytes, "endpoint": endpoint,
             "sizes_bytes": SIZES_BYTES, "times_s": curves, "rtt_s": rtt,
             "fibre_s": fibre, "completion_s": done,
@@ -137,8 +158,13 @@ def replot(data, fig, artists):
 
 
 def readout(data):
+    cap = ""
+    if data["bw_bytes_per_s"] < data["port_bw_bytes_per_s"]:
+        cap = (f"From GPU memory the NIC reads over the {GPU}'s PCIe Gen{data['pcie_gen']} "
+               f"x16 link, which carries only {format_bandwidth(data['bw_bytes_per_s'])}: "
+               f"that is the rate. ")
     return (f"{data['family']} {data['nic']}: {data['rate_gbit_per_s']:g} Gb/s = "
-            f"{format_bandwidth(data['bw_bytes_per_s'])} per direction. "
+            f"{format_bandwidth(data['port_bw_bytes_per_s'])} per direction. {cap}"
             f"{format_bytes(data['n_bytes'], binary=True)} over {_distance(data['distance_m'])}: fibre one way "
             f"{format_time(data['fibre_s'])} + end points {format_time(data['endpoint_s'])} + "
             f"size/rate {format_time(data['serialisation_s'])} = arrives after "
