@@ -394,3 +394,14 @@ def test_ch06_drawing_shows_the_topology_route_and_cut(kind):
     assert int(path.get("data-hops")) == cl.hops(data["topo"], 1, data["target"])
     assert int(path.get("data-hops")) == int(data["hops_from_source"].max())
     assert cl.format_bandwidth(data["bisection_bytes_per_s"]) in _text(root)
+
+
+@pytest.mark.parametrize("name", ["ch01_transport_map", "ch03_crossover", "ch05_rdma"])
+def test_size_curves_span_the_size_sliders_range(name):
+    """The marked point never sits past the end of its curve."""
+    import importlib
+
+    mod = importlib.import_module(f"course_lib.explorers.{name}")
+    spec = mod.CONTROLS["n_bytes"]
+    lo, hi = spec["base"] ** spec["min"], spec["base"] ** spec["max"]
+    assert mod.SIZES_BYTES.min() <= lo * (1 + 1e-9) and mod.SIZES_BYTES.max() >= hi * (1 - 1e-9)

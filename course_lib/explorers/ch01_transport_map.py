@@ -33,7 +33,7 @@ ROUTE_LABELS = [
 SHORT = {"h2d": "H2D", "d2h": "D2H", "p2p-staged": "GPU-host-GPU (PCIe)",
          "p2p-pcie": "GPU-GPU (PCIe P2P)",
          "p2p-nvlink": "GPU-GPU (NVLink)", "rdma": "RDMA (other server)"}
-SIZES_BYTES = np.logspace(0, 10, 41)
+SIZES_BYTES = np.logspace(0, 34, 35, base=2)     # the size slider's own range, 1 B to 16 GiB
 
 CONTROLS = {
     "route": {"type": "Dropdown", "options": ROUTE_LABELS, "value": "p2p-nvlink",

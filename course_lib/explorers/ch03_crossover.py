@@ -25,7 +25,7 @@ from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
 from ._common import COLOURS, loglog_axes, node_cluster
 
-SIZES_BYTES = np.logspace(2, 10, 33)
+SIZES_BYTES = np.logspace(6, 34, 29, base=2)     # the size slider's own range, 64 B to 16 GiB
 
 CONTROLS = {
     "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},

@@ -35,7 +35,7 @@ ENDPOINTS = [
     ("RDMA over Ethernet, RoCE (one report)", "roce_small_one_way"),
     ("TCP through the kernel", "tcp_kernel_path"),
 ]
-SIZES_BYTES = np.logspace(0, 10, 41)
+SIZES_BYTES = np.logspace(0, 34, 35, base=2)     # the size slider's own range, 1 B to 16 GiB
 #: The GPU whose PCIe link feeds the NIC for GPUDirect RDMA (the route model's default).
 GPU = "H100"
 
