@@ -80,6 +80,11 @@ def _size(s):
     return f"{s:g} B"
 
 
+def within(points, limit=0.15):
+    e = np.abs([1 / p["ratio"] - 1 for p in points])
+    print(f"size split: {np.mean(e <= limit):.1%} of {len(e)} points within {limit:.0%}")
+
+
 def without_flagged(points, flag="#290"):
     e = np.abs([1 / p["ratio"] - 1 for p in points if flag not in p["system"]])
     print(f"size split without the reporter-flagged run ({flag}): {len(e)} points, "
@@ -124,6 +129,7 @@ def main():
     table(nodes, "node split: fit the 2-node run, predict other node counts")
     table(two, "two node counts: fit the 2-node and the next run, predict larger ones")
     by_size(sizes)
+    within(sizes)
     without_flagged(sizes)
     best_candidate()
     print(f"\nHELDOUT_BANDS in course_lib/calibrating.py: {C.HELDOUT_BANDS}")

@@ -111,6 +111,11 @@ class Calibration:
         slice).  Above 1, NCCL cut mid-size messages finer (more channels,
         smaller chunks) and exposed less; below 1, it ran them on fewer
         channels and exposed more.
+    ll_net_bytes_per_s : float or None
+        The rate at which one channel's LL step crosses the network at small
+        sizes, bytes/s: such a step costs ``min(bytes, LL_CHANNEL_BYTES) /
+        rate`` on top of its latency (:meth:`Cluster.ll_net_step_s`).  None
+        (from spec): no such cost, as in NCCL's own model.
     algorithms : tuple of str or None
         The algorithms the run's NCCL used, where the fit found that only
         some of them explain it (as ``NCCL_ALGO`` or a tuner plugin would
@@ -138,6 +143,7 @@ class Calibration:
     simple_efficiency: float | None = None
     pipeline_pieces: float = 1.0
     simple_latency_scale: float = 1.0
+    ll_net_bytes_per_s: float | None = None
     algorithms: tuple | None = None
     busbw_range: tuple = (1.0, 1.0)
     what_if_range: tuple = (1.0, 1.0)
@@ -148,7 +154,8 @@ class Calibration:
     def items(self) -> dict:
         """The fitted constants that differ from the catalog, by name."""
         out = {}
-        for name in ("launch_s", "nic_bytes_per_s", "net_step_bytes_per_nic") + tuple(
+        for name in ("launch_s", "nic_bytes_per_s", "net_step_bytes_per_nic",
+                     "ll_net_bytes_per_s") + tuple(
                 CALIBRATED_CONSTANTS):
             v = getattr(self, name)
             if v is not None:
@@ -220,6 +227,34 @@ class Cluster:
             return 1.0
         k = self.calibrated.latency_scale
         return k * self.calibrated.simple_latency_scale if protocol == "simple" else k
+
+    def ll_net_step_s(self, step_bytes: float) -> float:
+        """Extra time of one LL network step that moves ``step_bytes`` per
+        channel (0 unless calibrated with :attr:`Calibration.ll_net_bytes_per_s`).
+
+        At small sizes NCCL runs LL on one channel with few threads, and adds
+        channels only once each carries ``ll_max_threads x
+        ll_thread_threshold_bytes`` (4 KiB; per step of a ring, whose
+        threshold NCCL multiplies by the ranks) -- ``src/graph/tuning.cc``
+        and ``src/enqueue.cc`` of NVIDIA/nccl.  Across nodes such a step's
+        bytes cross at one channel's LL rate, so its time grows from the
+        8-256 B floor up to that load, then stays flat while NCCL adds
+        channels, until the message is large enough for the transfer term.
+
+        >>> c = cluster("H100", nodes=2, nic="NDR")
+        >>> c.ll_net_step_s(4096)
+        0.0
+        >>> from dataclasses import replace
+        >>> cal = replace(c, calibrated=Calibration(ll_net_bytes_per_s=2.048e9))
+        >>> [round(cal.ll_net_step_s(b) * 1e6, 2) for b in (1024, 4096, 2**20)]
+        [0.5, 2.0, 2.0]
+        """
+        rate = None if self.calibrated is None else self.calibrated.ll_net_bytes_per_s
+        if not rate:
+            return 0.0
+        from .hardware import nccl_tuning
+        full = nccl_tuning("ll_max_threads") * nccl_tuning("ll_thread_threshold_bytes")
+        return min(step_bytes, full) / rate
 
     @property
     def pipeline_pieces(self) -> float:

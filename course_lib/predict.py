@@ -251,6 +251,11 @@ def _ring(coll, s, clu, proto):
     k = clu.protocol_latency_scale(proto)
     lat_i = _hop("ring", proto, intra_kind) * k
     lat_x = _hop("ring", proto, "net") * k + clu.net_hop_s(proto)
+    if proto == "ll" and inter:
+        # a calibrated LL network step also pays for its bytes, up to one
+        # channel's full load (a slice of S/n per channel: NCCL's Ring/LL
+        # thread threshold is per rank); 0 from spec
+        lat_x += clu.ll_net_step_s(slice_)
     hops = (steps - inter) * lat_i + inter * lat_x
     base = nccl_tuning(f"ring_{proto}_base") * k
     transfer = wire / b
@@ -312,6 +317,10 @@ def _tree(coll, s, clu, proto):
     lat = clu.protocol_latency_scale(proto) * (nccl_tuning(f"tree_{proto}_base") + 2 * (
         (g - 1) * _hop_time("tree", proto, clu.intra_link_kind)
         + levels * _hop_time("tree", proto, "net"))) + 2 * levels * clu.net_hop_s(proto)
+    if proto == "ll" and levels:
+        # a calibrated LL network step also pays for its bytes, up to one
+        # channel's full load (the whole message per channel on a tree); 0 from spec
+        lat += 2 * levels * clu.ll_net_step_s(s)
     # each level of the (chain + tree) exposes one slice on the way up and one
     # on the way down; a slice is at most S/n, as on a ring
     k = clu.pipeline_pieces

@@ -98,6 +98,15 @@ NCCL_TUNING: dict[str, Fact] = {
         "NVIDIA/nccl:src/graph/connect.cc ncclTopoPreset ('Duplicate channels "
         "rings/trees')", note="NCCL runs every ring/tree its graph search finds "
                               "twice; across nodes the search finds one per NIC"),
+    "ll_max_threads": Fact(512, "count", "n/a",
+                           "NVIDIA/nccl:src/include/device.h NCCL_LL_MAX_NTHREADS",
+                           note="most threads of one channel running LL"),
+    "ll_thread_threshold_bytes": Fact(
+        8, "bytes", "n/a",
+        "NVIDIA/nccl:src/include/comm.h NCCL_LL_THREAD_THRESHOLD; times nRanks for "
+        "Ring in src/graph/tuning.cc", note="below this many bytes per thread NCCL "
+                                            "runs LL on fewer channels, then fewer "
+                                            "threads (src/enqueue.cc)"),
     "max_channels": Fact(32, "count", "n/a",
                          "NVIDIA/nccl:src/include/device.h MAXCHANNELS (v2.20.3)",
                          note="most rings/trees NCCL runs side by side"),
