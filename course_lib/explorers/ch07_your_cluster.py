@@ -26,7 +26,7 @@ from matplotlib.ticker import FuncFormatter
 
 from .. import calibrating, predict
 from ..analytic import busbw_factor
-from ..units import format_bytes
+from ..units import format_bandwidth, format_bytes, format_size, format_time
 from ..widgets import Explorer
 from ._common import fast_layout, no_minor_ticks
 
@@ -189,10 +189,45 @@ def replot(data, fig, artists):
     ax.set_title(_title(data), fontsize=9)
 
 
+#: How the readout names a fitted constant (``clusters.Calibration`` field).
+CONSTANT_NAMES = {
+    "launch_s": "start-up", "nic_bytes_per_s": "NIC rate",
+    "net_step_bytes_per_nic": "network step per NIC", "ll_net_bytes_per_s": "LL network rate",
+    "chunk_bytes": "chunk", "ll_efficiency": "LL efficiency",
+    "ll128_efficiency": "LL128 efficiency", "simple_efficiency": "Simple efficiency",
+    "latency_scale": "latency", "simple_latency_scale": "Simple latency",
+    "intra_scale": "in-node rate", "pipeline_pieces": "pipeline pieces"}
+
+
+def format_constant(name: str, value: float) -> str:
+    """One fitted constant as a learner reads it: its name in words and its
+    value in units (µs, GB/s, MiB, %, or x the catalog's figure).
+
+    >>> format_constant("launch_s", 2.74e-05), format_constant("chunk_bytes", 2.78e6)
+    ('start-up 27.4 µs', 'chunk 2.78 MB')
+    >>> format_constant("ll_efficiency", 0.25), format_constant("latency_scale", 0.995)
+    ('LL efficiency 25 %', 'latency ×0.995 of the catalog')
+    """
+    label = CONSTANT_NAMES.get(name, name.replace("_", " "))
+    if name.endswith("_bytes_per_s"):
+        text = f"{format_bandwidth(value)} per direction"
+    elif name.endswith("_s"):
+        text = format_time(value)
+    elif name.endswith("_bytes") or name.endswith("_bytes_per_nic"):
+        text = format_size(value)
+    elif name.endswith("_efficiency"):
+        text = f"{value:.0%}".replace("%", " %")
+    elif name == "pipeline_pieces":
+        text = f"{value:.3g}"
+    else:
+        text = f"×{value:.3g} of the catalog"
+    return f"{label} {text}"
+
+
 def readout(data):
     cal = data["model"].calibrated
     consts = "none (the catalog's)" if cal is None else ", ".join(
-        f"{k} {v:.3g}" for k, v in cal.items().items())
+        format_constant(k, v) for k, v in cal.items().items())
     held = ("" if data["median_error_unfitted"] != data["median_error_unfitted"] else
             f"; on the rows it did not fit {data['median_error_unfitted']:.1%}")
     return (f"model vs log: median |error| <b>{data['median_error']:.1%}</b>{held}; "
