@@ -323,7 +323,11 @@ def growth_plot(data, fig):
             label="catalog, per direction per GPU")
     sel = [i for i, k in enumerate(g) if k >= data["base"]]
     ax.plot([g[i] for i in sel], [data["model"][i] / 1e9 for i in sel], "s--",
-            color="#d95f02", label="B0 (1+g)^t")
+            color="#d95f02", label="B₀ (1+g)ᵗ")
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+
+    ax.yaxis.set_major_locator(FixedLocator([50, 100, 200, 500, 1000, 2000, 5000]))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))   # no 10³
     ax.set_xticks(g)
     ax.set_xlabel("NVLink generation")
     ax.set_ylabel("GB/s per direction")
@@ -334,15 +338,15 @@ def growth_plot(data, fig):
 def growth_readout(data):
     last = data["generations"][-1]
     return (f"From {format_bandwidth(data['b0'])} (NVLink {data['base']}) at g = "
-            f"{data['g']:.2f} per generation the formula gives "
+            f"{data['g'] * 100:.0f} % per generation the formula gives "
             f"{format_bandwidth(data['model'][-1])} by NVLink {last}; the catalog "
             f"says {format_bandwidth(data['actual'][-1])} per direction. Fitted over "
-            f"all five generations: g = <b>{data['fitted_g']:.0%}</b> per generation.")
+            f"all five generations: g = <b>{data['fitted_g'] * 100:.0f} %</b> per generation.")
 
 
 def growth_explorer() -> Explorer:
     """The bandwidth-growth explorer of chapter 9."""
-    return Explorer("Bandwidth growth: B(t) = B0 (1+g)^t", GROWTH_CONTROLS,
+    return Explorer("Bandwidth growth: B(t) = B₀ (1+g)ᵗ", GROWTH_CONTROLS,
                     growth_compute, growth_plot, growth_readout, figsize=(6.8, 3.4))
 
 
