@@ -122,7 +122,9 @@ def bucket_timeline(schedules, n_ranks: int = 8, algorithm: str = "ring",
         backward = compute[-k:]
         c.text(10, y0 + 8, label or "one training step", size=12, anchor="start",
                weight="bold")
-        c.text(width - right, y0 + 8, f"step = {format_time(s['iteration_s'])}", size=12,
+        # with no forward lane the time is backward + AllReduce, not the whole step
+        what = "step" if forward is not None else "backward + AllReduce"
+        c.text(width - right, y0 + 8, f"{what} = {format_time(s['iteration_s'])}", size=12,
                anchor="end", weight="bold")
         ys = {lane: y0 + 18 + i * (lane_h + lane_gap) for i, lane in enumerate(lanes)}
         names = {"forward": "forward", "backward": "backward", "comm": "AllReduce"}

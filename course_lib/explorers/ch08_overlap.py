@@ -103,7 +103,7 @@ def plot(data, fig):
     ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.set_xlabel("time in the step")
     ax.set_title(f"{format_bytes(data['grad_bytes'])} of gradients on "
-                 f"{data['system']}: step = {format_time(data['iteration_s'])}",
+                 f"{data['system']}: backward + AllReduce = {format_time(data['iteration_s'])}",
                  fontsize=9)
 
 
