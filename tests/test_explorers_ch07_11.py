@@ -420,7 +420,12 @@ def test_myth_checker_draws_each_myth():
     assert f"step = {cl.format_time(ev['every_phase_s'])}" in svgs["barriers"]
     assert f"step = {cl.format_time(ev['one_barrier_s'])}" in svgs["barriers"]
     assert "Two-level AllReduce" in svgs["no_domain_limit"] or "node 1" in svgs["no_domain_limit"]
-    assert "one-way tracks" in svgs["nvlink_everywhere"]
+    # "use NVLink for everything": the three roads of the evidence, each its own route
+    assert 'data-route="h2d p2p-nvlink rdma"' in svgs["nvlink_everywhere"]
+    assert "one-way tracks" in svgs["nvlink_is_pcie"]
+    assert "staging buffer" in svgs["dma_cpu_idle"] and "CPU" in svgs["dma_cpu_idle"]
+    assert svgs["hardware_is_enough"].count('class="ic-comm"') == 16   # without, with overlap
+    assert len(set(svgs.values())) >= 6, "most myths get their own drawing"
     assert all(s.startswith("<svg") for s in svgs.values())
 
 

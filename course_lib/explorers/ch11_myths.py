@@ -17,6 +17,7 @@ from functools import lru_cache
 from .. import content
 from ..clusters import cluster
 from ..draw import collectives as drawn
+from ..draw.city import city_map, copy_path
 from ..draw import timeline as drawn_timeline
 from ..traffic import straggler_phase_times_s
 from ..widgets import Explorer
@@ -69,6 +70,14 @@ def readout(data):
 #: Which drawing illustrates which myth (the rest: a road is two one-way tracks,
 #: the number every bandwidth myth starts from).  Each is drawn once per session.
 _DRAWINGS = {
+    # the three roads of the myth's evidence, on one map: each serves its own places
+    "nvlink_everywhere": lambda: city_map(cluster("H100", nodes=2, nic="NDR"),
+                                          route=["h2d", "p2p-nvlink", "rdma"]),
+    # the CPU's own copy into the staging buffer, and its work around any DMA
+    "dma_cpu_idle": lambda: copy_path("pageable", gpu="H100"),
+    # the same hardware, with and without the software overlapping the AllReduce
+    "hardware_is_enough": lambda: drawn_timeline.training_step(cluster("H100"), 7e9, 0.5,
+                                                               n_buckets=8),
     "no_domain_limit": lambda: drawn.hierarchical(
         2, 8, step=2, cluster=cluster("H100", nodes=2, nic="NDR")),
     "small_messages": lambda: drawn.ring_allreduce(8, step=1),
@@ -80,9 +89,12 @@ _DRAWINGS = {
 
 
 def diagram(data):
-    """The myth drawn: the NVLink domain's edge for "no domain limit", the ring's
-    2(n-1) latency steps for "small messages", the GPUs waiting at every barrier
-    for "barriers", and for the others one road as two one-way tracks
+    """The myth drawn: the host, NVLink and RDMA routes on one city map for
+    "NVLink everywhere", the CPU's staging copy for "DMA leaves the CPU idle", a
+    training step with and without overlap for "hardware is enough", the NVLink
+    domain's edge for "no domain limit", the ring's 2(n-1) latency steps for
+    "small messages", the GPUs waiting at every barrier for "barriers", and for
+    the others one road as two one-way tracks
     (:func:`course_lib.draw.collectives.two_way_tracks`)."""
     return _drawing(data["myth"].key if data["myth"].key in _DRAWINGS else "")
 
