@@ -24,6 +24,12 @@ calibrated model picked, at each point, the (algorithm, protocol) candidate
 nearest the measurement -- the most a better algorithm choice could win with
 the fitted constants (a ceiling, not a method: it looks at the answer).
 
+Last, the size split under a second fit-size protocol, fixed from physics
+before any fit (:func:`course_lib.calibrating.regime_sizes`): the run's
+smallest size and the middle size of each protocol regime (LL, LL128,
+Simple) the model from spec predicts over the run -- side by side with the
+headline protocol, per run.  Neither is chosen by how it scores here.
+
 Run: .venv/bin/python benchmarks/bench_calibrate.py
 """
 
