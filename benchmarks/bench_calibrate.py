@@ -24,6 +24,12 @@ calibrated model picked, at each point, the (algorithm, protocol) candidate
 nearest the measurement -- the most a better algorithm choice could win with
 the fitted constants (a ceiling, not a method: it looks at the answer).
 
+Last, the size split under a second fit-size protocol, fixed from physics
+before any fit (:func:`course_lib.calibrating.regime_sizes`): the run's
+smallest size and the middle size of each protocol regime (LL, LL128,
+Simple) the model from spec predicts over the run -- side by side with the
+headline protocol, per run.  Neither is chosen by how it scores here.
+
 Run: .venv/bin/python benchmarks/bench_calibrate.py
 """
 
@@ -118,10 +124,37 @@ def best_candidate():
           f"median {np.median(errs):.1%}, p90 {np.percentile(errs, 90):.1%}")
 
 
+def side_by_side(head, reg):
+    """The size split under both fit-size protocols, per run."""
+    print("\n== size split, the two fit-size protocols side by side ==")
+    print("headline: the sizes nearest 4 KiB/1 MiB/64 MiB/1 GiB; regimes: the smallest"
+          " size and the middle of each protocol regime the model from spec predicts")
+    print(f"{'system':52s} {'nodes':>5s} {'pts':>4s} {'med':>6s} {'p90':>6s} |"
+          f" {'pts':>4s} {'med':>6s} {'p90':>6s}")
+
+    def group(points):
+        by = {}
+        for p in points:
+            by.setdefault((p["system"], p["nodes"]), []).append(
+                abs(1 / p["ratio"] - 1))
+        return by
+
+    a, b = group(head), group(reg)
+    rows = [(k, a[k], b.get(k, [])) for k in a]
+    rows.append((("all points", ""), sum(a.values(), []), sum(b.values(), [])))
+    for (system, nodes), ea, eb in rows:
+        fa = (f"{len(ea):4d} {np.median(ea):6.1%} {np.percentile(ea, 90):6.1%}"
+              if ea else f"{0:4d} {'-':>6s} {'-':>6s}")
+        fb = (f"{len(eb):4d} {np.median(eb):6.1%} {np.percentile(eb, 90):6.1%}"
+              if eb else f"{0:4d} {'-':>6s} {'-':>6s}")
+        print(f"{system[:52]:52s} {nodes!s:>5s} {fa} | {fb}")
+
+
 def main():
     t0 = time.perf_counter()
     sizes = C.holdout_points("sizes")
     t1 = time.perf_counter()
+    regimes = C.holdout_points("sizes", fit="regimes")
     nodes = C.holdout_points("nodes")
     t2 = time.perf_counter()
     two = C.holdout_points("two_nodes")
@@ -132,6 +165,8 @@ def main():
     within(sizes)
     without_flagged(sizes)
     best_candidate()
+    side_by_side(sizes, regimes)
+    within(regimes)
     print(f"\nHELDOUT_BANDS in course_lib/calibrating.py: {C.HELDOUT_BANDS}")
     print(f"time: size split {t1 - t0:.1f} s, node split {t2 - t1:.1f} s")
 

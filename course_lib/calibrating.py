@@ -60,7 +60,18 @@ What is fitted (never a per-size lookup)
   not a constant: where a single one (ring or tree) explains the rows with
   less than half the squared misfit of NCCL's choice by the model
   (``ALGORITHM_MARGIN``), the calibrated Cluster keeps to it, as
-  ``NCCL_ALGO`` or an old NCCL would.
+  ``NCCL_ALGO`` or an old NCCL would;
+* ``ll128_across_nodes`` -- whether the run's NCCL ran the LL128 protocol
+  across nodes, also a fact of the run.  NCCL enables LL128 by default only
+  where a GPU reaches its NIC without leaving its PCIe switch
+  (``typeInter <= PATH_PXB``, or ``PATH_PXN`` on Hopper; NVIDIA/nccl
+  ``src/graph/tuning.cc``), and the model from spec applies that rule from
+  the cluster's ``nic_path``; a VM whose topology file hides the switches,
+  or an ``NCCL_PROTO`` setting, changes it.  The fit is run with the other
+  setting from the same starts and keeps it where it explains the rows with
+  less than half the squared misfit (``ALGORITHM_MARGIN``); else NCCL's
+  rule stands.  It can only see the difference where a fitted size runs
+  LL128.
 
 The fit minimises the squared log-ratio of predicted to measured time over
 the rows, plus a weak pull of each constant towards its catalog value
@@ -85,7 +96,11 @@ counts, median 3.5 %, 90th percentile 21 %.  The error is largest at
 256 KiB-8 MiB (median 9.5-12 %), where the run's NCCL may switch algorithm
 or protocol at another size than the model does; the best of the model's
 candidates at every point would still leave a median of 3.7 % and a 90th
-percentile of 14 % (``benchmarks/bench_calibrate.py``).
+percentile of 14 % (``benchmarks/bench_calibrate.py``).  Those figures fit
+the sizes nearest :data:`FIT_SIZES`; fitted instead on one size per regime
+(:func:`regime_sizes`: the floor and the middle of each protocol's sizes,
+2-4 sizes), the other sizes are within a median of 7.7 % (90th percentile
+39 %): fewer sizes, and none on the plateau.
 Chapter 7 ("Run it on your cluster").
 
 The module is ``calibrating`` because ``course_lib.calibrate`` is the function
@@ -121,6 +136,7 @@ from .units import check_choice, check_int, check_positive
 
 __all__ = ["calibrate", "what_if", "compare", "validation_run", "HELDOUT_BANDS",
            "WHAT_IF_KEYS", "holdout_points", "example_logs", "load_log", "nearest_sizes",
+           "regime_sizes", "FIT_PROTOCOLS",
            "PRIOR_WEIGHT", "FIT_SIZES", "MULTINODE_LAUNCH_GPUS"]
 
 #: Weight of the pull of each fitted constant towards its catalog value, per
@@ -340,8 +356,10 @@ def _times(clu: Cluster, rows, g) -> np.ndarray:
 MULTINODE_LAUNCH_GPUS = 1
 
 
-#: A calibration keeps to one algorithm only where that explains the rows with
-#: less than this share of the squared misfit of NCCL's own choice.
+#: A calibration keeps to one algorithm, or departs from NCCL's LL128 rule
+#: across nodes, only where that explains the rows with less than this share
+#: of the squared misfit of NCCL's own choice: a discrete fact of the run is
+#: taken from the rows on evidence, not on a difference within their noise.
 ALGORITHM_MARGIN = 0.5
 
 
@@ -354,6 +372,29 @@ def _algorithm_options(clu: Cluster, rs) -> list:
     if all(r["collective"] == "alltoall" for r in rs):
         return []
     return opts
+
+
+def _ll128_alternative(clu: Cluster):
+    """The LL128-across-nodes setting other than NCCL's default rule on this
+    machine (``True``/``False``), or None where it changes nothing (one node;
+    no LL128 on this GPU or link at all).
+
+    NCCL (``src/graph/tuning.cc``) enables LL128 by default on Volta, Ampere
+    and Hopper over NVLink, and across nodes only where the NIC is reached
+    without leaving the GPU's PCIe switch (``typeInter <= PATH_PXB``, or
+    ``PATH_PXN`` on Hopper): :func:`course_lib.predict._protocols` applies
+    the rule from the cluster's ``nic_path``.  A VM (whose topology hides the
+    switches or comes from an ``NCCL_TOPO_FILE``) or an ``NCCL_PROTO``
+    setting can make the run's NCCL do otherwise.
+    """
+    from .predict import _protocols
+
+    if clu.nodes < 2:
+        return None
+    on = "ll128" in _protocols(replace(clu, calibrated=Calibration(ll128_across_nodes=True)))
+    if not on:
+        return None
+    return "ll128" not in _protocols(clu.from_spec)
 
 
 def _lm(resid, x, lo, hi, max_iter):
@@ -470,7 +511,7 @@ def calibrate(cluster: Cluster, rows, *, fit: tuple | list | None = None,
     meas = np.log([r["n_bytes"] / r["time_s"] for r in rs])  # log algbw
     w = np.array([PRIOR_WEIGHT[k] for k in names])
 
-    def make(x, algos=None) -> Calibration:
+    def make(x, algos=None, ll128=None) -> Calibration:
         vals = {k: v for k, v in d.items() if k not in names}
         vals.update({k: float(math.exp(v)) for k, v in zip(names, x)})
         for k in ("ll_efficiency", "ll128_efficiency", "chunk_bytes"):
@@ -491,10 +532,10 @@ def calibrate(cluster: Cluster, rows, *, fit: tuple | list | None = None,
                            pipeline_pieces=vals["pipeline_pieces"],
                            ll_efficiency=vals["ll_efficiency"],
                            ll128_efficiency=vals["ll128_efficiency"],
-                           algorithms=algos)
+                           algorithms=algos, ll128_across_nodes=ll128)
 
-    def resid(x, algos=None):
-        c = replace(clu, calibrated=make(x, algos))
+    def resid(x, algos=None, ll128=None):
+        c = replace(clu, calibrated=make(x, algos, ll128))
         pred = np.log([r["n_bytes"] for r in rs]) - np.log(_times(c, rs, g))
         return np.concatenate([pred - meas, w * (x - x0)])
 
@@ -507,25 +548,33 @@ def calibrate(cluster: Cluster, rows, *, fit: tuple | list | None = None,
             xs = x0.copy()
             xs[names.index(name)] += math.log(f)
             starts.append(np.clip(xs, lo, hi))
-    def fit_from(xs_list, algos):
+    def fit_from(xs_list, algos, ll128=None):
         best = None
         for xs in xs_list:
-            x, r = _lm(lambda v: resid(v, algos), xs, lo, hi, max_iter)
+            x, r = _lm(lambda v: resid(v, algos, ll128), xs, lo, hi, max_iter)
             if best is None or float(r @ r) < float(best[1] @ best[1]):
                 best = (x, r)
         return best
 
     x, r = fit_from(starts, None)
-    algos = None
+    algos = ll128 = None
+    # Whether the run's NCCL ran LL128 across nodes is a fact of its machine
+    # (the NIC's PCIe path, a VM's topology), not a constant: fit with the
+    # other setting from the same starts, keep it where it fits clearly better
+    other = _ll128_alternative(clu)
+    if other is not None:
+        xl, rl = fit_from(starts, None, other)
+        if float(rl @ rl) < ALGORITHM_MARGIN * float(r @ r):
+            x, r, ll128 = xl, rl, other
     # Which algorithm the run's NCCL used is a fact of the run (its version,
     # NCCL_ALGO, a tuner plugin), not a constant: where one algorithm alone
     # explains the rows at least twice as well (squared misfit) as NCCL's
     # choice by the model, the calibrated Cluster keeps to it.
     for only in _algorithm_options(clu, rs):
-        xo, ro = fit_from([x0, x], only)
+        xo, ro = fit_from([x0, x], only, ll128)
         if float(ro @ ro) < ALGORITHM_MARGIN * float(r @ r):
             x, r, algos = xo, ro, only
-    cal = make(x, algos)
+    cal = make(x, algos, ll128)
     # the fit's own residuals (busbw measured / predicted), 10-90 %
     res = np.exp(-r[:len(rs)])
     lo_r, hi_r = (np.percentile(res, [10, 90]) if len(res) > 1 else (res[0], res[0]))
@@ -535,6 +584,8 @@ def calibrate(cluster: Cluster, rows, *, fit: tuple | list | None = None,
     others = sorted({q["nodes"] for q in rs} - {clu.nodes})
     if others:
         src += f" (and {'/'.join(map(str, others))} node(s) of the same machine)"
+    if ll128 is not None:
+        src += f"; LL128 {'on' if ll128 else 'off'} across nodes"
     def band(kind):
         lo_h, hi_h = HELDOUT_BANDS[kind]
         return (float(min(lo_r, lo_h, 1.0)), float(max(hi_r, hi_h, 1.0)))
@@ -678,7 +729,61 @@ def nearest_sizes(sizes, targets):
     return sorted(chosen)
 
 
-def holdout_points(split: str = "sizes") -> list[dict]:
+#: The ways :func:`holdout_points` chooses the sizes a size split fits on.
+FIT_PROTOCOLS = ("headline", "regimes")
+
+
+def regime_sizes(rows, cluster: Cluster) -> list:
+    """One size per regime of a run, chosen from physics before any fit: the
+    run's smallest size (the latency floor), and inside each protocol regime
+    NCCL's planning (the model from spec, :func:`course_lib.predict_collective`
+    on ``cluster``) predicts over the run's sizes -- LL, LL128, Simple -- its
+    middle size (the median of the sizes of that protocol).
+
+    Parameters
+    ----------
+    rows : list of dict
+        One run, as :func:`validation_run` returns it (``collective``,
+        ``n_bytes``, ``n_gpus_per_process``).
+    cluster : Cluster
+        The machine it ran on (its calibration, if any, is ignored).
+
+    Returns
+    -------
+    list of float
+        Distinct sizes of the run, sorted (2 to 4 of them).
+
+    Examples
+    --------
+    >>> rows = validation_run("Stanage")
+    >>> import course_lib as cl
+    >>> [int(s) for s in regime_sizes(rows, cl.cluster("A100", 4, fabric="mesh"))]
+    [8, 2048, 8388608]
+    """
+    from .predict import predict_collective
+
+    if not isinstance(cluster, Cluster):
+        raise TypeError(f"cluster must be a Cluster; got {type(cluster).__name__}")
+    rs = _check_rows(rows, cluster.from_spec)
+    colls = {r["collective"] for r in rs}
+    if len(colls) > 1:
+        raise ValueError(f"rows: give one collective's run; got {sorted(colls)}")
+    by_size = {r["n_bytes"]: r["g"] for r in rs}
+    sizes = sorted(by_size)
+    proto = {}
+    for s_ in sizes:
+        at = _at_nodes(cluster.from_spec, next(r["nodes"] for r in rs if r["n_bytes"] == s_))
+        p = predict_collective(rs[0]["collective"], s_, at, launch_gpus=by_size[s_])
+        proto.setdefault(p.protocol, []).append(s_)
+    chosen = {sizes[0]}
+    for p in ("ll", "ll128", "simple"):
+        left = [s_ for s_ in proto.get(p, []) if s_ not in chosen]
+        if left:
+            chosen.add(left[(len(left) - 1) // 2])
+    return sorted(chosen)
+
+
+def holdout_points(split: str = "sizes", fit: str = "headline") -> list[dict]:
     """Calibrations on the public runs, checked on points they did not fit.
 
     Parameters
@@ -691,6 +796,10 @@ def holdout_points(split: str = "sizes") -> list[dict]:
         of it) and predicts its other node counts (:func:`what_if`).
         ``"two_nodes"``: the same, calibrated on its 2-node run and its next
         node count together, predicting the larger ones.
+    fit : {"headline", "regimes"}
+        How a size split chooses the sizes it fits on: ``"headline"``, those
+        nearest :data:`FIT_SIZES`; ``"regimes"``, one per regime
+        (:func:`regime_sizes`).  Both are fixed before any fit.
 
     Returns
     -------
@@ -704,6 +813,7 @@ def holdout_points(split: str = "sizes") -> list[dict]:
     from .predict import predict_collective
 
     split = check_choice(split, "split", ("sizes", "nodes", "two_nodes"))
+    fit = check_choice(fit, "fit", FIT_PROTOCOLS)
     out = []
 
     def check(c, rows, system, nodes):
@@ -725,10 +835,11 @@ def holdout_points(split: str = "sizes") -> list[dict]:
                 continue
             rows = [r for r in validation_run(system, nodes=nodes, collective=coll)
                     if r["cluster"] == _split_launch(spec)[0]]
-            fit = nearest_sizes([r["n_bytes"] for r in rows], FIT_SIZES)
-            c = calibrate(cluster_from_spec(rows[0]["cluster"]),
-                          [r for r in rows if r["n_bytes"] in fit])
-            check(c, [r for r in rows if r["n_bytes"] not in fit], system, nodes)
+            machine = cluster_from_spec(rows[0]["cluster"])
+            chosen = (nearest_sizes([r["n_bytes"] for r in rows], FIT_SIZES)
+                      if fit == "headline" else regime_sizes(rows, machine))
+            c = calibrate(machine, [r for r in rows if r["n_bytes"] in chosen])
+            check(c, [r for r in rows if r["n_bytes"] not in chosen], system, nodes)
         return out
     for source in NODE_SPLIT_SOURCES:
         rows2 = validation_run(source, nodes=2)

@@ -120,6 +120,14 @@ class Calibration:
         The algorithms the run's NCCL used, where the fit found that only
         some of them explain it (as ``NCCL_ALGO`` or a tuner plugin would
         restrict them); None: NCCL's own choice.
+    ll128_across_nodes : bool or None
+        Whether the run's NCCL enabled the LL128 protocol across nodes.
+        NCCL enables it by default only where the path from GPU to NIC stays
+        under one PCIe switch (``typeInter <= PATH_PXB``, or ``PATH_PXN`` on
+        Hopper) -- not through the host bridge, and not where a VM's
+        topology hides the switches (``NVIDIA/nccl:src/graph/tuning.cc``);
+        the fit chooses it from the run (:func:`course_lib.calibrating.calibrate`).
+        None: the rule from the cluster's ``nic_path`` and GPU.
     busbw_range, what_if_range : tuple of float
         (low, high) factors on a predicted busbw of the machine the run ran
         on, and of the same machine with other node or NIC counts: the band
@@ -145,6 +153,7 @@ class Calibration:
     simple_latency_scale: float = 1.0
     ll_net_bytes_per_s: float | None = None
     algorithms: tuple | None = None
+    ll128_across_nodes: bool | None = None
     busbw_range: tuple = (1.0, 1.0)
     what_if_range: tuple = (1.0, 1.0)
     source: str = ""

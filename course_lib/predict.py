@@ -220,6 +220,11 @@ def _protocols(clu: Cluster) -> tuple[str, ...]:
     sm = clu.gpu_record.sm_arch
     near_nic = clu.nodes == 1 or clu.nic_path == "switch" or (sm >= 90 and
                                                              clu.nic_path == "host")
+    cal = clu.calibrated
+    if clu.nodes > 1 and cal is not None and cal.ll128_across_nodes is not None:
+        # what the run's NCCL did, found by the fit (a VM's topology, a NIC
+        # path the spec does not say): course_lib.calibrating
+        near_nic = cal.ll128_across_nodes
     if clu.intra_link_kind == "nvlink" and sm in (70, 80, 90) and near_nic:
         return PROTOCOLS
     return ("ll", "simple")

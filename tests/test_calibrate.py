@@ -273,6 +273,85 @@ def test_a_run_on_one_algorithm_keeps_to_it():
         C.what_if(machine, nodes=8), rows8)
 
 
+H100_4 = dict(H100_2, nodes=4)
+
+
+def _synthetic_run(machine, sizes):
+    """nccl-tests rows (-g 1) of what ``machine`` predicts at ``sizes``."""
+    out = []
+    for s in sizes:
+        p = cl.predict_collective("allreduce", s, machine, launch_gpus=1)
+        out.append({"collective": "allreduce", "n_bytes": float(s), "time_s": p.time_s,
+                    "n_ranks": machine.n_ranks, "n_gpus_per_process": 1})
+    return out
+
+
+def test_ll128_across_nodes_follows_the_calibration_then_nccls_path_rule():
+    """NCCL enables LL128 across nodes only with the NIC under the GPU's PCIe switch
+    (tuning.cc); a calibration that found the run's NCCL without it (or with it)
+    overrides the rule from nic_path, and one node is never affected."""
+    on = cl.cluster(**H100_4)
+    off = dataclasses.replace(on, calibrated=Calibration(ll128_across_nodes=False))
+    sizes = [2.0**k for k in range(10, 31, 2)]
+    protos = {P.predict_collective("allreduce", s, on).protocol for s in sizes}
+    assert "ll128" in protos  # the 4-node tree runs LL128 in the middle from spec
+    for s in sizes:
+        assert "ll128" not in P.predict_collective("allreduce", s, off).protocol
+        assert not any(k.endswith("/ll128") for k in
+                       P.predict_collective("allreduce", s, off).candidates)
+    remote = cl.cluster(**H100_4, nic_path="remote", cpu="intel-spr")
+    assert not any(k.endswith("/ll128") for k in
+                   P.predict_collective("allreduce", 2**24, remote).candidates)
+    forced = dataclasses.replace(remote, calibrated=Calibration(ll128_across_nodes=True))
+    assert any(k.endswith("/ll128") for k in
+               P.predict_collective("allreduce", 2**24, forced).candidates)
+    one = cl.cluster("H100")
+    one_off = dataclasses.replace(one, calibrated=Calibration(ll128_across_nodes=False))
+    assert (P.predict_collective("allreduce", 2**20, one_off).candidates.keys()
+            == P.predict_collective("allreduce", 2**20, one).candidates.keys())
+
+
+def test_calibrate_finds_whether_the_run_ran_ll128_across_nodes():
+    """Rows made by a machine whose NCCL ran without LL128 across nodes: the fit
+    chooses that setting (the discrete parameter) and reproduces the middle; rows
+    made with NCCL's default keep the rule (None)."""
+    on = cl.cluster(**H100_4)
+    sizes = [2.0**k for k in range(3, 34, 2)]
+    off = dataclasses.replace(on, calibrated=Calibration(ll128_across_nodes=False))
+    rows_off = _synthetic_run(off, sizes)
+    c = cl.calibrate(on, rows_off)
+    assert c.calibrated.ll128_across_nodes is False
+    assert "LL128 off across nodes" in c.calibrated.source
+    assert med_err(c, rows_off) < 0.02
+    c_on = cl.calibrate(on, _synthetic_run(on, sizes))
+    assert c_on.calibrated.ll128_across_nodes is None
+    # one node: nothing to choose
+    assert C._ll128_alternative(cl.cluster("H100")) is None
+    assert C._ll128_alternative(on) is False
+
+
+def test_regime_sizes_take_the_floor_and_one_size_per_spec_protocol():
+    rows = C.validation_run("Stanage")
+    machine = cl.cluster("A100", 4, fabric="mesh")
+    chosen = C.regime_sizes(rows, machine)
+    sizes = sorted(r["n_bytes"] for r in rows)
+    assert chosen[0] == sizes[0] and chosen == sorted(set(chosen))
+    protos = [P.predict_collective("allreduce", s, machine, launch_gpus=4).protocol
+              for s in chosen]
+    spec = {P.predict_collective("allreduce", s, machine, launch_gpus=4).protocol
+            for s in sizes}
+    assert set(protos) == spec and len(chosen) == len(spec) + 1
+    # a calibration on the machine does not move the choice (it is the spec's)
+    cal = cl.calibrate(machine, rows)
+    assert C.regime_sizes(rows, cal) == chosen
+    with pytest.raises(ValueError, match="fit"):
+        C.holdout_points("sizes", fit="best")
+    with pytest.raises(TypeError, match="cluster"):
+        C.regime_sizes(rows, "A100")
+    with pytest.raises(ValueError, match="one collective"):
+        C.regime_sizes(rows + [dict(rows[0], collective="allgather")], machine)
+
+
 def test_what_if_keeps_the_calibration_and_drops_a_nic_rate_for_another_nic():
     c = cl.calibrate(cl.cluster(**H100_2), C.validation_run("gj-aion", nodes=2)[::3])
     w = cl.what_if(c, nodes=8, nics=4)
