@@ -24,7 +24,6 @@ Run: .venv/bin/python benchmarks/bench_calibrate_fresh.py
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -37,43 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_calibrate import _size, by_size, table  # noqa: E402
 
 from course_lib import calibrating as C  # noqa: E402
-from course_lib.clusters import cluster_from_spec  # noqa: E402
-from course_lib.hardware import data_path  # noqa: E402
-from course_lib.nccl_log import read_nccl_tests  # noqa: E402
-
-
-def fresh_runs():
-    """(file name, index entry, Cluster, rows) for every fresh log."""
-    folder = data_path("validation", "fresh_logs")
-    index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-    for name, entry in index.items():
-        text = (folder / name).read_text(encoding="utf-8")
-        rows = read_nccl_tests(text, collective=entry["collective"])
-        yield name, entry, cluster_from_spec(entry["cluster"]), rows
-
-
-def size_split(clu, rows):
-    """Calibrate on the sizes nearest FIT_SIZES; compare the others.
-
-    Returns (calibrated Cluster, fitted sizes, calibrated comparison, spec
-    comparison) -- the comparisons as ``calibrating.compare`` gives them."""
-    fit = C.nearest_sizes([r["n_bytes"] for r in rows], C.FIT_SIZES)
-    cal = C.calibrate(clu, [r for r in rows if r["n_bytes"] in fit])
-    held = [r for r in rows if r["n_bytes"] not in fit]
-    return cal, fit, C.compare(cal, held), C.compare(clu, held)
-
-
-def as_points(system, nodes, cal_cmp, spec_cmp):
-    """compare() rows in bench_calibrate's point form (ratio = measured /
-    predicted busbw; low/high = the calibrated range as factors)."""
-    out = []
-    for a, b in zip(cal_cmp, spec_cmp):
-        pred, meas = a["predicted_busbw"], a["measured_busbw"]
-        out.append({"system": system, "nodes": nodes, "n_bytes": a["n_bytes"],
-                    "ratio": meas / pred, "spec_ratio": meas / b["predicted_busbw"],
-                    "low": a["low"] / pred, "high": a["high"] / pred,
-                    "algorithm": a["algorithm"], "protocol": a["protocol"]})
-    return out
 
 
 def worst(points, k=3):
@@ -91,17 +53,13 @@ def worst(points, k=3):
 
 def main():
     t0 = time.perf_counter()
-    points, fits = [], []
-    for name, entry, clu, rows in fresh_runs():
-        _cal, fit, cal_cmp, spec_cmp = size_split(clu, rows)
-        system = f"{Path(name).stem} ({entry['collective']})"
-        points += as_points(system, clu.nodes, cal_cmp, spec_cmp)
-        fits.append((system, len(rows), fit))
+    points = C.holdout_points("fresh")          # the same split the tests and the docs read
     t1 = time.perf_counter()
-
+    runs = list(C.fresh_runs())
     print("== fresh runs: sizes read, sizes fitted ==")
-    for system, n, fit in fits:
-        print(f"{system[:58]:58s} {n:3d} sizes, fit on "
+    for name, coll, _clu, rows in runs:
+        fit = C.nearest_sizes([r["n_bytes"] for r in rows], C.FIT_SIZES)
+        print(f"{name + ' (' + coll + ')':58.58s} {len(rows):3d} sizes, fit on "
               + ", ".join(_size(s) for s in fit))
     table(points, "fresh size split: fit ~4 sizes of a run, predict its other sizes")
     e = np.abs([1 / p["ratio"] - 1 for p in points])
@@ -110,8 +68,11 @@ def main():
           f"{np.mean([p['low'] <= p['ratio'] <= p['high'] for p in points]):.0%} in range")
     by_size(points)
     worst(points)
-    print(f"\nHELDOUT_BANDS in course_lib/calibrating.py: {C.HELDOUT_BANDS}")
-    print(f"time: {t1 - t0:.1f} s for {len(fits)} runs")
+    both = points + C.holdout_points("sizes")
+    lo, hi = np.percentile([p["ratio"] for p in both], [10, 90])
+    print(f"\n10-90 % band of held-out and fresh size splits together: ({lo:.3f}, {hi:.3f})")
+    print(f"HELDOUT_BANDS in course_lib/calibrating.py: {C.HELDOUT_BANDS}")
+    print(f"time: {t1 - t0:.1f} s for {len(runs)} runs")
 
 
 if __name__ == "__main__":

@@ -134,7 +134,7 @@ from .hardware import calibration, nccl_tuning
 from .hardware import nic as _nic
 from .units import check_choice, check_int, check_positive
 
-__all__ = ["calibrate", "what_if", "compare", "validation_run", "HELDOUT_BANDS",
+__all__ = ["calibrate", "what_if", "compare", "validation_run", "fresh_runs", "HELDOUT_BANDS",
            "WHAT_IF_KEYS", "holdout_points", "example_logs", "load_log", "nearest_sizes",
            "regime_sizes", "FIT_PROTOCOLS",
            "PRIOR_WEIGHT", "FIT_SIZES", "MULTINODE_LAUNCH_GPUS"]
@@ -156,10 +156,13 @@ FIT_SIZES = (2.0**12, 2.0**20, 2.0**26, 2.0**30)
 
 #: (low, high) factors on a calibrated busbw that held 80 % of the points a
 #: calibration did not fit on the public runs of ``course_lib/data/validation``
-#: (``benchmarks/bench_calibrate.py`` measures them; a test recomputes them):
-#: "sizes" -- other sizes of the run fitted on; "nodes" -- the same cluster at
+#: (``benchmarks/bench_calibrate.py`` and ``bench_calibrate_fresh.py`` measure
+#: them; a test recomputes them): "sizes" -- other sizes of the run fitted on,
+#: over the held-out runs and the fresh logs together (the held-out runs alone
+#: gave (0.86, 1.12), which held only 56 % of the fresh logs' points: the
+#: calibration had been developed on them); "nodes" -- the same cluster at
 #: another node count (2 nodes fitted, 3, 4 and 8 predicted).
-HELDOUT_BANDS = {"sizes": (0.86, 1.12), "nodes": (0.85, 1.04)}
+HELDOUT_BANDS = {"sizes": (0.83, 1.24), "nodes": (0.85, 1.04)}
 
 _NAMES = ("launch_s", "latency_scale", "simple_latency_scale", "intra_scale", "nic_bytes_per_s",
           "net_step_bytes_per_nic", "ll_net_bytes_per_s", "chunk_bytes", "pipeline_pieces", "ll_efficiency",
@@ -783,12 +786,36 @@ def regime_sizes(rows, cluster: Cluster) -> list:
     return sorted(chosen)
 
 
+def fresh_runs():
+    """The fresh public logs: ``(name, collective, Cluster, rows)`` per log of
+    ``course_lib/data/validation/fresh_logs`` (sources and machines in its
+    ``SOURCES.md``; each machine as a ``cluster_from_spec`` string in
+    ``index.json``), read by :func:`course_lib.read_nccl_tests`."""
+    import json
+
+    from .clusters import cluster_from_spec
+    from .hardware import data_path
+    from .nccl_log import read_nccl_tests
+
+    folder = data_path("validation", "fresh_logs")
+    index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    for name, entry in index.items():
+        rows = read_nccl_tests((folder / name).read_text(encoding="utf-8"),
+                               collective=entry["collective"])
+        yield (name.removesuffix(".txt"), entry["collective"],
+               cluster_from_spec(entry["cluster"]), rows)
+
+
 def holdout_points(split: str = "sizes", fit: str = "headline") -> list[dict]:
     """Calibrations on the public runs, checked on points they did not fit.
 
     Parameters
     ----------
-    split : {"sizes", "nodes"}
+    split : {"sizes", "nodes", "two_nodes", "fresh"}
+        ``"fresh"``: the same size split on the public logs of
+        ``course_lib/data/validation/fresh_logs`` (:func:`fresh_runs`), which
+        were collected after the calibration was built and never used to
+        develop it (the held-out runs below were looked at while it was).
         ``"sizes"``: every held-out run with at least
         ``SIZE_SPLIT_MIN_SIZES`` sizes is calibrated on the sizes nearest
         :data:`FIT_SIZES` and predicts the others.  ``"nodes"``: each source
@@ -812,9 +839,23 @@ def holdout_points(split: str = "sizes", fit: str = "headline") -> list[dict]:
     from .clusters import cluster_from_spec
     from .predict import predict_collective
 
-    split = check_choice(split, "split", ("sizes", "nodes", "two_nodes"))
+    split = check_choice(split, "split", ("sizes", "nodes", "two_nodes", "fresh"))
     fit = check_choice(fit, "fit", FIT_PROTOCOLS)
     out = []
+    if split == "fresh":
+        for name, collective, machine, rows in fresh_runs():
+            chosen = (nearest_sizes([r["n_bytes"] for r in rows], FIT_SIZES)
+                      if fit == "headline" else regime_sizes(rows, machine))
+            c = calibrate(machine, [r for r in rows if r["n_bytes"] in chosen])
+            held = [r for r in rows if r["n_bytes"] not in chosen]
+            for a, b in zip(compare(c, held), compare(machine, held)):
+                pred = a["predicted_busbw"]
+                out.append({"system": f"{name} ({collective})", "nodes": machine.nodes,
+                            "n_bytes": a["n_bytes"], "ratio": a["measured_busbw"] / pred,
+                            "spec_ratio": a["measured_busbw"] / b["predicted_busbw"],
+                            "low": a["low"] / pred, "high": a["high"] / pred,
+                            "algorithm": a["algorithm"], "protocol": a["protocol"]})
+        return out
 
     def check(c, rows, system, nodes):
         for r in rows:

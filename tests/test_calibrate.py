@@ -390,6 +390,23 @@ def test_spec_ranges_hold_about_80_percent_of_the_heldout_points():
     assert "busbw_range_bytes_per_s" in p.to_dict()
 
 
+def fresh_runs_names():
+    return [name for name, *_ in C.fresh_runs()]
+
+
+def test_fresh_split_is_the_fresh_logs_calibrated_on_four_sizes():
+    """holdout_points('fresh'): every fresh log, fitted on the sizes nearest
+    FIT_SIZES, checked on all its others -- and never on a fitted size."""
+    pts = C.holdout_points("fresh")
+    runs = list(C.fresh_runs())
+    assert len(runs) >= 6 and {p["system"] for p in pts} == {f"{n} ({c})" for n, c, *_ in runs}
+    for name, coll, clu, rows in runs:
+        fitted = C.nearest_sizes([r["n_bytes"] for r in rows], C.FIT_SIZES)
+        mine = [p for p in pts if p["system"] == f"{name} ({coll})"]
+        assert len(mine) == len(rows) - len(fitted)
+        assert not {p["n_bytes"] for p in mine} & set(fitted)
+
+
 def test_calibrated_range_is_the_calibrations_and_wider_for_a_what_if():
     c = cl.calibrate(cl.cluster(**H100_2), C.validation_run("gj-aion", nodes=2)[::3])
     p = cl.predict_collective("allreduce", 2**28, c)
@@ -554,9 +571,18 @@ def test_stated_accuracy_is_the_measured_one(size_split, notebook_text):
     nodes = (f"within a median of {_pct(np.median(e))} "
              f"(90th percentile {_pct(np.percentile(e, 90))})")
     assert nodes in md and nodes in docs
-    # the band a calibrated prediction carries for other sizes is this split's 10-90 %
-    lo, hi = np.percentile([p["ratio"] for p in size_split], [10, 90])
+    # the band a calibrated prediction carries for other sizes is the 10-90 % of this
+    # split and of the fresh logs' split together
+    fresh = C.holdout_points("fresh")
+    lo, hi = np.percentile([p["ratio"] for p in size_split + fresh], [10, 90])
     assert C.HELDOUT_BANDS["sizes"] == pytest.approx((lo, hi), abs=0.03)
+    # the fresh logs' own figures, as the chapter and the docs state them
+    e = np.abs([1 / p["ratio"] - 1 for p in fresh])
+    inside = np.mean([p["low"] <= p["ratio"] <= p["high"] for p in fresh])
+    fresh_txt = (f"{len(fresh_runs_names())} fresh public runs: a median of "
+                 f"{_pct(np.median(e))} (90th percentile {_pct(np.percentile(e, 90))})")
+    assert fresh_txt in md and fresh_txt in docs
+    assert f"{_pct(inside)} of their points inside" in docs
     # the from-spec figures of the section's first paragraph: the held-out table above it
     rows = P.validation_rows(split="heldout")
     big = np.abs([r["rel_error"] for r in rows if r["n_bytes"] >= 2**20])
