@@ -582,6 +582,9 @@ def test_stated_accuracy_is_the_measured_one(size_split, notebook_text):
     fresh_txt = (f"{len(fresh_runs_names())} fresh public runs: a median of "
                  f"{_pct(np.median(e))} (90th percentile {_pct(np.percentile(e, 90))})")
     assert fresh_txt in md and fresh_txt in docs
+    readme = flat((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert (f"{len(fresh_runs_names())} public logs collected after the calibration was built: "
+            f"median {_pct(np.median(e))}, 90th percentile {_pct(np.percentile(e, 90))}") in readme
     assert f"{_pct(inside)} of their points inside" in docs
     # the from-spec figures of the section's first paragraph: the held-out table above it
     rows = P.validation_rows(split="heldout")
