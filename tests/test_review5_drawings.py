@@ -194,3 +194,24 @@ def test_copy_rate_is_called_measured_only_on_the_measured_generation(gen):
     assert ("(measured)" in words) == (gen == measured_gen)
     if gen != measured_gen:
         assert f"× {eff:.2f}" in words and f"measured on Gen{measured_gen}" in words
+
+
+# --- chapter 7: a ring over nodes is not a ring of network links ------------------
+@pytest.mark.parametrize("system", MULTI)
+def test_ring_over_nodes_runs_on_nvlink_inside_and_the_network_between(system):
+    data = ch07_allreduce.compute("allreduce", "ring", system, 2.0 ** 30)
+    assert data["prediction"].algorithm == "ring"
+    d = ch07_allreduce.diagram(data)
+    clu = cl.cluster(**ch07_allreduce.SYSTEMS[system][0])
+    roads = with_class(d, "ic-road")
+    kinds = [e.get("data-kind") for e in roads]
+    n = len(with_class(d, "ic-gpu"))
+    assert len(roads) == n
+    hops = [(int(e.get("data-src")), int(e.get("data-dst"))) for e in roads
+            if e.get("data-kind") == "network"]
+    assert hops and len(hops) < n                    # most hops stay inside a node
+    gpn = n // len(hops)
+    assert hops == [(r, (r + 1) % n) for r in range(gpn - 1, n, gpn)]
+    assert set(kinds) == {"network", clu.intra_link_kind}
+    note = " ".join("".join(e.itertext()) for e in with_class(d, "ic-ring-nodes"))
+    assert f"one ring of {clu.n_ranks}, {clu.nodes} of its hops on the network" in note

@@ -324,8 +324,10 @@ def _ring_caption(state) -> tuple[str, str, str]:
     return head, what, tail
 
 
-def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Canvas:
+def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink",
+                gpus_per_node: int | None = None, machine=None) -> Canvas:
     state = ring_state(n, step)
+    gpn = gpus_per_node if gpus_per_node and gpus_per_node < n else None
     per_row = n if n <= 4 else math.ceil(n / 2) if n <= 8 else 4
     rows = math.ceil(n / per_row)
     slot_w, slot_h = (18, 24) if n <= 8 else (14, 20)
@@ -337,7 +339,7 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
     width = max(640.0, 2 * radius + box_w + 60)
     top = 78
     cx, cy = width / 2, top + radius + box_h / 2 + 10
-    height = cy + radius + box_h / 2 + 84
+    height = cy + radius + box_h / 2 + 84 + (18 if gpn else 0)
     c = Canvas(width, height, title=title or f"Ring AllReduce of {n} GPUs, step "
                f"{state['step']} of {state['last_step']}")
     head, what, tail = _ring_caption(state)
@@ -345,9 +347,19 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
     c.text(width / 2, 40, what, size=12, fill=_INK)
     if tail:
         c.text(width / 2, 60, tail, size=12, weight="bold", fill="#1b6e4f")
-    # the ring road
-    c.circle(cx, cy, radius, fill="none", stroke=ROADS[road].colour, width=5,
-             opacity=0.25, cls="ic-road", data_kind=road)
+    # the ring road: one kind, or NVLink inside each node and the network between
+    if gpn is None:
+        c.circle(cx, cy, radius, fill="none", stroke=ROADS[road].colour, width=5,
+                 opacity=0.25, cls="ic-road", data_kind=road)
+    else:
+        for r in range(n):
+            kind = "network" if (r + 1) % gpn == 0 else road
+            a0, a1 = 2 * math.pi * r / n, 2 * math.pi * (r + 1) / n
+            c.path(f"M{cx + radius * math.sin(a0):.1f},{cy - radius * math.cos(a0):.1f} "
+                   f"A{radius:.1f},{radius:.1f} 0 0 1 {cx + radius * math.sin(a1):.1f},"
+                   f"{cy - radius * math.cos(a1):.1f}", kind=kind, width=5,
+                   opacity=0.25 if kind == road else 0.7, cls="ic-road", data_kind=kind,
+                   data_src=r, data_dst=(r + 1) % n)
     pos = [(cx + radius * math.sin(2 * math.pi * r / n),
             cy - radius * math.cos(2 * math.pi * r / n)) for r in range(n)]
     received = {}
@@ -370,9 +382,10 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
     fill, name = PLACES["gpu"][0], PLACES["gpu"][1]
     for r, (x, y) in enumerate(pos):
         with c.group(cls="ic-gpu", data_rank=r):
+            where = f", node {r // gpn} GPU {r % gpn}" if gpn else ""
             c.rect(x - box_w / 2, y - box_h / 2, box_w, box_h, fill=fill,
                    stroke=ROADS[road].colour, width=1.6, rx=7,
-                   title=f"GPU {r} ({name} {r})")
+                   title=f"GPU {r} ({name} {r}{where})")
             c.text(x, y - box_h / 2 + 12, f"GPU {r}", size=12, weight="bold")
             got = received.get(r, set())
             for row in range(rows):
@@ -391,11 +404,20 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
            if sent else "nothing sent yet", size=12, fill=_MUTED)
     # key
     y0 = height - 58
+    if gpn:
+        nodes = n // gpn
+        text = (f"Drawn: {nodes} nodes × {gpn} GPUs; NVLink inside a node, the network "
+                f"between nodes ({nodes} of the ring's {n} hops)")
+        if machine is not None and machine.n_ranks > n:
+            text = (f"{machine.nodes} nodes × {machine.gpus_per_node} GPUs: one ring of "
+                    f"{machine.n_ranks}, {machine.nodes} of its hops on the network; drawn: "
+                    f"{nodes} nodes × {gpn} GPUs")
+        c.text(16, y0 - 18, text, size=11, anchor="start", fill=_INK, cls="ic-ring-nodes")
     _chunk_key(c, 16, y0, n)
     c.text(16, y0 + 20, "Number and fill = how many GPUs' data that copy holds; "
            f"✓ = all {n}; black border = arrived this step.", size=11,
            anchor="start", fill=_MUTED)
-    c.legend(16, y0 + 40, [road])
+    c.legend(16, y0 + 40, [road] + (["network"] if gpn and road != "network" else []))
     return c
 
 
@@ -406,7 +428,8 @@ def _check_road(road) -> str:
 
 
 def ring_allreduce(n: int = 4, step: int | None = None,
-                   seconds_per_step: float = _FRAME_S, road: str = "nvlink") -> Diagram:
+                   seconds_per_step: float = _FRAME_S, road: str = "nvlink",
+                   gpus_per_node: int | None = None, cluster=None) -> Diagram:
     """The ring AllReduce of ``n`` GPUs drawn as chunks moving around a ring.
 
     Parameters
@@ -422,6 +445,13 @@ def ring_allreduce(n: int = 4, step: int | None = None,
     road : str
         The kind of road the ring runs on (a key of
         :data:`course_lib.draw.ROADS`: ``"nvlink"``, ``"pcie"``, ``"network"``).
+    gpus_per_node : int, optional
+        A ring over nodes: ``road`` inside each node of this many GPUs, the
+        network from the last GPU of a node to the first of the next (a
+        divisor of ``n``, below ``n``).
+    cluster : Cluster, optional
+        The machine the ring stands for, when it has more GPUs than drawn:
+        its nodes, GPUs and the ring's network hops are named under the ring.
 
     Returns
     -------
@@ -440,9 +470,17 @@ def ring_allreduce(n: int = 4, step: int | None = None,
     n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
     road = _check_road(road)
     secs = check_positive(seconds_per_step, "seconds_per_step")
+    if gpus_per_node is not None:
+        gpus_per_node = check_int(gpus_per_node, "gpus_per_node", minimum=1, maximum=n)
+        if n % gpus_per_node:
+            raise ValueError(f"gpus_per_node must divide n={n}, got {gpus_per_node}")
+    if cluster is not None and not isinstance(getattr(cluster, "n_ranks", None), int):
+        raise TypeError("cluster must be a Cluster from course_lib.cluster(...) or None, "
+                        f"got {type(cluster).__name__}")
+    kw = {"road": road, "gpus_per_node": gpus_per_node, "machine": cluster}
     if step is not None:
-        return _ring_frame(n, step, road=road).diagram()
-    frames = [_ring_frame(n, k, road=road).to_svg() for k in range(2 * (n - 1) + 1)]
+        return _ring_frame(n, step, **kw).diagram()
+    frames = [_ring_frame(n, k, **kw).to_svg() for k in range(2 * (n - 1) + 1)]
     return animate(frames, secs,
                    title=f"Ring AllReduce of {n} GPUs, animated: "
                    f"{2 * (n - 1)} steps")

@@ -182,6 +182,9 @@ def _algorithm_drawing(collective, system, algo):
     if algo == "hierarchical" and clu.nodes > 1:
         return drawn.hierarchical(min(clu.nodes, drawn.MAX_DRAWN_NODES),
                                   min(clu.gpus_per_node, 8), step=2, cluster=clu)
+    if clu.nodes > 1:      # a ring over nodes: NVLink inside, the network between
+        return drawn.ring_allreduce(8, step=1, road=clu.intra_link_kind,
+                                    gpus_per_node=4, cluster=clu)
     return drawn.ring_allreduce(min(clu.n_ranks, 8), step=1, road=road)
 
 
