@@ -215,3 +215,19 @@ def test_ring_over_nodes_runs_on_nvlink_inside_and_the_network_between(system):
     assert set(kinds) == {"network", clu.intra_link_kind}
     note = " ".join("".join(e.itertext()) for e in with_class(d, "ic-ring-nodes"))
     assert f"one ring of {clu.n_ranks}, {clu.nodes} of its hops on the network" in note
+
+
+@pytest.mark.parametrize("nic", ["NDR", "EFA-400", "TCPX-200"])
+def test_two_level_legend_names_the_clusters_network(nic):
+    clu = cl.cluster("H100", nodes=2, nic=nic)
+    d = C.hierarchical(2, 8, step=2, cluster=clu)
+    legend = " ".join("".join(e.itertext()) for g in with_class(d, "ic-legend")
+                      for e in g.iter(f"{SVG}text"))
+    family = hardware.nic(nic).family
+    assert ("RDMA network" in legend) == (family in ("InfiniBand", "RoCEv2"))
+    assert "InfiniBand / RoCE" not in legend
+    # with no machine the drawing keeps the general name
+    plain = " ".join("".join(e.itertext()) for g in with_class(C.hierarchical(2, 4, step=2),
+                                                                "ic-legend")
+                     for e in g.iter(f"{SVG}text"))
+    assert "InfiniBand / RoCE" in plain

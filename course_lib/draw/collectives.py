@@ -44,7 +44,7 @@ from .. import traffic
 from ..analytic import COLLECTIVES, busbw_factor
 from ..topology import double_binary_tree as _dbt_parents
 from ..units import check_int, check_positive
-from .style import CHUNK_COLOURS, PLACES, ROADS
+from .style import CHUNK_COLOURS, NETWORK_MACHINES, PLACES, ROADS
 from .svg import Canvas, Diagram, animate
 
 __all__ = ["ring_allreduce", "ring_allreduce_strip", "ring_state",
@@ -417,7 +417,8 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink",
     c.text(16, y0 + 20, "Number and fill = how many GPUs' data that copy holds; "
            f"✓ = all {n}; black border = arrived this step.", size=11,
            anchor="start", fill=_MUTED)
-    c.legend(16, y0 + 40, [road] + (["network"] if gpn and road != "network" else []))
+    c.legend(16, y0 + 40, [road] + (["network"] if gpn and road != "network" else []),
+             machines=_network_name(machine))
     return c
 
 
@@ -1085,8 +1086,18 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
     _chunk_key(c, 16, y0 + 22, g)
     c.text(16 + 60 + g * 18, y0 + 22, "(shard colours)", size=11, anchor="start",
            fill=_MUTED)
-    c.legend(16, y0 + 46, ["nvlink", "network"])
+    c.legend(16, y0 + 46, ["nvlink", "network"], machines=_network_name(cluster))
     return c
+
+
+def _network_name(cluster) -> dict:
+    """The legend's name of a cluster's network (its NIC's kind), or {} for none."""
+    if cluster is None or not getattr(cluster, "nic", None):
+        return {}
+    from ..hardware import nic
+
+    family = nic(cluster.nic).family
+    return {"network": NETWORK_MACHINES[family]} if family in NETWORK_MACHINES else {}
 
 
 def hierarchical(nodes: int = 2, gpus_per_node: int = 4, step: int | None = None,
