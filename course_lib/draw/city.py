@@ -38,6 +38,7 @@ True
 from __future__ import annotations
 
 import math
+import re
 
 from .. import analytic, hardware
 from ..clusters import Cluster
@@ -1115,8 +1116,11 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
         for line in _route_caption(info, n_bytes, first, header=len(infos) > 1):
             for part in _wrap(line, W - 30, 12, sep="; "):    # then at spaces: no clipping
                 room = 0.9 * (W - 30)                       # bold lines run wider
-                caption += (_wrap(part, room, 12, sep=" ") if _tw(part, 12) > room
-                            else [part])
+                if _tw(part, 12) <= room:
+                    caption.append(part)
+                    continue
+                glued = re.sub(r"(\d) (?=[A-Za-zµ%])", "\\1\u00a0", part)   # "63 GB/s" stays whole
+                caption += [w.replace("\u00a0", " ") for w in _wrap(glued, room, 12, sep=" ")]
         first += len(info["legs"])
     height = (y + drawn * (ch + 14) + (40 if more else 0)
               + 17 * math.ceil(len(legend_entries) / _legend_cols(legend_entries, W - 28))
