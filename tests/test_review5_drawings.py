@@ -231,3 +231,14 @@ def test_two_level_legend_names_the_clusters_network(nic):
                                                                 "ic-legend")
                      for e in g.iter(f"{SVG}text"))
     assert "InfiniBand / RoCE" in plain
+
+
+@pytest.mark.parametrize("nic", ["NDR", "RoCE-400", "EFA-400", "TCPXO-200"])
+def test_road_map_legend_names_the_graphs_network(nic):
+    topo = cl.two_level_topology(2, 4, nic=nic)
+    d = cl.draw.topology_map(topo)
+    legend = " ".join("".join(e.itertext()) for g in with_class(d, "ic-legend")
+                      for e in g.iter(f"{SVG}text"))
+    family = hardware.nic(nic).family
+    assert ("RDMA network" in legend) == (family in ("InfiniBand", "RoCEv2"))
+    assert "…" not in legend                         # the name fits, nothing cut off
