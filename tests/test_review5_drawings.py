@@ -242,3 +242,11 @@ def test_road_map_legend_names_the_graphs_network(nic):
     family = hardware.nic(nic).family
     assert ("RDMA network" in legend) == (family in ("InfiniBand", "RoCEv2"))
     assert "…" not in legend                         # the name fits, nothing cut off
+
+
+@pytest.mark.parametrize("nic_path,far", [("switch", False), ("host", True), ("remote", True)])
+def test_gpudirect_beyond_pxb_says_nccl_stages_through_host_memory(nic_path, far):
+    kw = {"cpu": "intel-spr"} if nic_path == "remote" else {}
+    clu = cl.cluster("H100", 8, 2, "pcie", "NDR", nic_path=nic_path, **kw)
+    words = alltext(city_map(clu, route="rdma", max_gpus=4))
+    assert ("NCCL_NET_GDR_LEVEL=PXB" in words) == far

@@ -671,6 +671,12 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
                       else "NIC does the TCP work"))
             if port.family == "TCPX":
                 note = "the payload skips host memory (TCP headers through city hall's kernel)"
+        if c.nic_path in ("host", "remote"):
+            # NCCL's default GPUDirect RDMA limit is PXB (ncclTopoCheckGdr,
+            # NVIDIA/nccl src/graph/paths.cc): through the CPU it stages instead
+            note += ("; NCCL itself would not use GPUDirect RDMA this far (PHB/SYS is "
+                     "beyond its default NCCL_NET_GDR_LEVEL=PXB) and stages through "
+                     "host memory")
         legs = [{"text": f"NIC reads GPU {a}'s memory {way} ({how})",
                  "kind": "pcie", "bw_bytes_per_s": road},
                 {"text": _rail_text(f"{port.family} {port.name}", distance_m),
