@@ -250,3 +250,13 @@ def test_gpudirect_beyond_pxb_says_nccl_stages_through_host_memory(nic_path, far
     clu = cl.cluster("H100", 8, 2, "pcie", "NDR", nic_path=nic_path, **kw)
     words = alltext(city_map(clu, route="rdma", max_gpus=4))
     assert ("NCCL_NET_GDR_LEVEL=PXB" in words) == far
+
+
+@pytest.mark.parametrize("gpu,article", [("A100", "an"), ("H100", "an"), ("V100", "a"),
+                                         ("B200", "a")])
+def test_two_way_tracks_reads_as_english_and_halves_the_datasheet(gpu, article):
+    g = hardware.gpu(gpu)
+    words = alltext(C.two_way_tracks(gpu))
+    one = g.nvlink_per_link_per_dir_bytes_per_s * g.nvlink_links
+    assert (f"“{cl.format_bandwidth(2 * one)} NVLink” on {article} {gpu} is two one-way "
+            f"tracks of {cl.format_bandwidth(one)}") in words

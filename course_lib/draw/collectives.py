@@ -1140,6 +1140,11 @@ def hierarchical(nodes: int = 2, gpus_per_node: int = 4, step: int | None = None
 # ---------------------------------------------------------------------------
 # a road is two one-way tracks (chapter 11's "900 GB/s" myth)
 # ---------------------------------------------------------------------------
+def _article(name: str) -> str:
+    """'an' before a name read with a vowel sound (A100, H100: "aitch"), else 'a'."""
+    return "an" if name[:1].upper() in "AEFHILMNORSX" else "a"
+
+
 def two_way_tracks(gpu: str = "H100") -> Diagram:
     """One road between two GPUs drawn as the two one-way tracks it is.
 
@@ -1160,7 +1165,7 @@ def two_way_tracks(gpu: str = "H100") -> Diagram:
     pcie = g.pcie_bw_per_dir_bytes_per_s
     width, height = 760, 330
     c = Canvas(width, height, title=f"{g.name}: one road, two one-way tracks")
-    c.text(width / 2, 18, f"“{format_bandwidth(both)} NVLink” on a {g.name} is two "
+    c.text(width / 2, 18, f"“{format_bandwidth(both)} NVLink” on {_article(g.name)} {g.name} is two "
            f"one-way tracks of {format_bandwidth(per_dir)}", size=14, weight="bold")
     c.text(width / 2, 40, "A copy from GPU A to GPU B runs on one track; only traffic "
            "both ways at once (an AllReduce) fills both.", size=12, fill=_MUTED)
