@@ -260,3 +260,26 @@ def test_two_way_tracks_reads_as_english_and_halves_the_datasheet(gpu, article):
     one = g.nvlink_per_link_per_dir_bytes_per_s * g.nvlink_links
     assert (f"“{cl.format_bandwidth(2 * one)} NVLink” on {article} {gpu} is two one-way "
             f"tracks of {cl.format_bandwidth(one)}") in words
+
+
+def _overflow(d):
+    """Texts whose estimated extent leaves the drawing (x, anchor, width in px)."""
+    width = float(root(d).get("width"))
+    out = []
+    for e in root(d).iter(f"{SVG}text"):
+        s = "".join(e.itertext())
+        size = float(e.get("font-size") or 12)
+        w = _tw(s, size) * (1.08 if e.get("font-weight") == "bold" else 1.0)
+        x = float(e.get("x"))
+        lo = {"start": x, "end": x - w}.get(e.get("text-anchor"), x - w / 2)
+        if lo < -1 or lo + w > width + 1:
+            out.append(s)
+    return out
+
+
+@pytest.mark.parametrize("nodes,nics,step", [(2, 1, 0), (2, 1, 2), (16, 1, 0), (16, 8, 2),
+                                             (2, 8, 2)])
+def test_two_level_text_stays_inside_the_drawing(nodes, nics, step):
+    clu = cl.cluster("H100", nodes=nodes, nic="NDR", nics_per_node=nics)
+    d = C.hierarchical(min(nodes, C.MAX_DRAWN_NODES), 8, step=step, cluster=clu)
+    assert _overflow(d) == []

@@ -978,6 +978,17 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
     gap = 40 if N > 1 else 0
     node_w = max(150.0, min(230.0, (820 - (N - 1) * gap) / N))
     width = max(760.0, N * node_w + (N - 1) * gap + 70)
+    if cluster is not None:     # the machine's line under the title fits the drawing
+        from .city import _tw
+
+        nics = cluster.nics_per_node if cluster.nic else cluster.gpus_per_node
+        machine_line = (f"{cluster.describe()}: NVLink "
+                        f"{format_bandwidth(cluster.intra_bw_bytes_per_s())} per GPU, network "
+                        f"{format_bandwidth(cluster.inter_bw_bytes_per_s() / cluster.gpus_per_node)}"
+                        " per GPU (per direction)"
+                        + (f", {cluster.gpus_per_node} GPUs sharing {nics} NIC"
+                           f"{'s' if nics > 1 else ''}" if nics < cluster.gpus_per_node else ""))
+        width = max(width, _tw(machine_line, 11) + 24)
     row_h = 30
     top = 78
     node_h = 30 + g * row_h + 8
@@ -987,7 +998,6 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
     # the machine drawn: its nodes (N of them drawn), GPUs and NICs a node
     M = cluster.nodes if cluster is not None else N
     nics = cluster.nics_per_node if cluster is not None and cluster.nic else g
-    gpn = cluster.gpus_per_node if cluster is not None else g
     rails = ("one rail (network) per GPU between nodes" if nics >= g else
              f"the {g} rails share {nics} NIC{'s' if nics > 1 else ''} a node")
     drawn_of = f" ({N} of {M} drawn)" if M > N else ""
@@ -1008,12 +1018,7 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
     c.text(width / 2, 18, heads[k], size=14, weight="bold")
     c.text(width / 2, 38, sub[k], size=12, fill=_MUTED)
     if cluster is not None:
-        c.text(width / 2, 56, f"{cluster.describe()}: NVLink "
-               f"{format_bandwidth(cluster.intra_bw_bytes_per_s())} per GPU, network "
-               f"{format_bandwidth(cluster.inter_bw_bytes_per_s() / gpn)} per GPU "
-               "(per direction)" + (f", {gpn} GPUs sharing {nics} NIC"
-                                    f"{'s' if nics > 1 else ''}" if nics < gpn else ""),
-               size=11, fill=_MUTED)
+        c.text(width / 2, 56, machine_line, size=11, fill=_MUTED)
     x_left = (width - (N * node_w + (N - 1) * gap)) / 2
     node_x = [x_left + v * (node_w + gap) for v in range(N)]
     ys = [top + 32 + i * row_h + row_h / 2 for i in range(g)]
