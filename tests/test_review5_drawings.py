@@ -283,3 +283,13 @@ def test_two_level_text_stays_inside_the_drawing(nodes, nics, step):
     clu = cl.cluster("H100", nodes=nodes, nic="NDR", nics_per_node=nics)
     d = C.hierarchical(min(nodes, C.MAX_DRAWN_NODES), 8, step=step, cluster=clu)
     assert _overflow(d) == []
+
+
+@pytest.mark.parametrize("nic", ["NDR", "RoCE-400", "TCPXO-200", "EFA-100"])
+def test_network_close_up_names_the_port_in_full(nic):
+    from course_lib.draw.city import network_path
+
+    d = network_path("rdma", nic=nic)
+    words = texts(d)
+    assert words.count(f"NIC ({nic})") == 2          # both cities' stations, uncut
+    assert not any("…" in w for w in words)

@@ -1457,7 +1457,8 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
         with cv.group(cls="ic-gpu"):
             _box(cv, *gpu, "gpu", ["factory", "GPU · HBM"], None,
                  "factory · GPU and its warehouse (HBM)")
-        nic_box = (x0 + cw / 2 - 50, y0 + 192, 100, 30)
+        nic_w = max(100.0, _tw(f"NIC ({port.name})", 12) + 16)   # the port's name fits
+        nic_box = (x0 + cw / 2 - nic_w / 2, y0 + 192, nic_w, 30)
         _box(cv, *nic_box, "nic", ["rail station", f"NIC ({port.name})"], "ic-nic",
              f"rail station · NIC ({port.family} {port.name})")
         cities.append({"app": app, "kern": kern, "mem": mem, "gpu": gpu, "nic": nic_box})
