@@ -293,3 +293,17 @@ def test_network_close_up_names_the_port_in_full(nic):
     words = texts(d)
     assert words.count(f"NIC ({nic})") == 2          # both cities' stations, uncut
     assert not any("…" in w for w in words)
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: C.ring_allreduce(8, step=1, gpus_per_node=3), "gpus_per_node"),
+    (lambda: C.ring_allreduce(8, step=1, gpus_per_node="x"), "gpus_per_node"),
+    (lambda: C.ring_allreduce(8, step=1, cluster=5), "cluster"),
+    (lambda: C.nvls(8, step=1, nodes=0), "nodes"),
+    (lambda: C.tree_chain(1), "n"),
+    (lambda: C.tree_chain(4, road="rail"), "road"),
+    (lambda: C.tree_chain(4, step=7), "step"),
+])
+def test_new_parameters_refuse_bad_input_by_name(call, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        call()

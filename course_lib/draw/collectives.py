@@ -996,7 +996,7 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
     c = Canvas(width, height, title=f"Two-level AllReduce, {N} nodes x {g} GPUs, "
                f"step {k} of 3")
     # the machine drawn: its nodes (N of them drawn), GPUs and NICs a node
-    M = cluster.nodes if cluster is not None else N
+    M = cluster.nodes if cluster is not None and cluster.nodes > N else N
     nics = cluster.nics_per_node if cluster is not None and cluster.nic else g
     rails = ("one rail (network) per GPU between nodes" if nics >= g else
              f"the {g} rails share {nics} NIC{'s' if nics > 1 else ''} a node")
