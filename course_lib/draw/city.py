@@ -38,13 +38,14 @@ True
 from __future__ import annotations
 
 import math
+import re
 
 from .. import analytic, hardware
 from ..clusters import Cluster
 from ..clusters import cluster as _cluster
 from ..units import check_choice, check_int, check_nonnegative, check_positive
 from ..units import format_bandwidth, format_bytes, format_distance, format_size, format_time
-from .style import PLACES, ROADS
+from .style import NETWORK_MACHINES, PLACES, ROADS
 from .svg import Canvas, Diagram
 
 __all__ = ["city_map", "copy_path", "network_path", "CITY_ROUTES", "route_legs"]
@@ -477,22 +478,28 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
             weight="bold", fill="#11684f", cls="ic-nvlink-label")
 
 
+def _legend_label(entry) -> str:
+    """``(kind, text)`` or ``(kind, text, machine)``: the legend's words for one road."""
+    kind, text, *machine = entry
+    return f"{ROADS[kind].city} = {machine[0] if machine else ROADS[kind].machine}{text}"
+
+
 def _legend_cols(entries, width) -> int:
-    return 2 if all(_tw(f"{ROADS[k].city} = {ROADS[k].machine}{t}", 11) + 34 < width / 2
-                    for k, t in entries) else 1
+    return 2 if all(_tw(_legend_label(e), 11) + 34 < width / 2 for e in entries) else 1
 
 
 def _legend(cv, x, y, entries, width):
-    """Road kinds with this map's rates: ``entries`` is [(kind, text)]."""
+    """Road kinds with this map's rates: ``entries`` is [(kind, text)] or
+    [(kind, text, machine name)] where the map names the machine itself."""
     cols = _legend_cols(entries, width)
     col_w = width / cols
     with cv.group(cls="ic-legend"):
-        for i, (kind, text) in enumerate(entries):
+        for i, entry in enumerate(entries):
+            kind = entry[0]
             xx = x + (i % cols) * col_w
             yy = y + (i // cols) * 17
-            road = ROADS[kind]
             cv.line(xx, yy, xx + 22, yy, kind=kind, width=4)
-            cv.text(xx + 28, yy, _fit(f"{road.city} = {road.machine}{text}", col_w - 34, 11),
+            cv.text(xx + 28, yy, _fit(_legend_label(entry), col_w - 34, 11),
                     size=11, anchor="start")
     return y + ((len(entries) + cols - 1) // cols) * 17
 
@@ -509,7 +516,8 @@ def _legend_entries(c: Cluster, topo, extra=()):
         port = hardware.nic(c.nic)
         out.append(("network", f": {port.name} "
                                f"{format_bandwidth(port.bw_per_dir_bytes_per_s, bits=True)} = "
-                               f"{_per_dir(port.bw_per_dir_bytes_per_s)} a station"))
+                               f"{_per_dir(port.bw_per_dir_bytes_per_s)} a station",
+                    NETWORK_MACHINES.get(port.family, ROADS["network"].machine)))
     if _sockets_drawn(c) == 2:
         rate = f": {_per_dir(hardware.cpu_link_bw_bytes_per_s(c.cpu))}" if c.cpu else ""
         out.append(("cpu-link", rate))
@@ -656,7 +664,20 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             way = "over PCIe and the socket link (nvidia-smi topo: SYS)"
             note = "the NIC sits on the other socket, so the socket link limits the way"
             p = dict(p, bw_bytes_per_s=min(p["bw_bytes_per_s"], road))
-        legs = [{"text": f"NIC reads GPU {a}'s memory {way} (GPUDirect RDMA)",
+        how = "GPUDirect RDMA"
+        if port.family in ("TCPX", "TCPXO"):   # TCP, not RDMA: only the payload skips host memory
+            how = (f"GPUDirect-{port.family}: TCP, the payload stays in GPU memory, the "
+                   + ("headers go through city hall's kernel" if port.family == "TCPX"
+                      else "NIC does the TCP work"))
+            if port.family == "TCPX":
+                note = "the payload skips host memory (TCP headers through city hall's kernel)"
+        if c.nic_path in ("host", "remote"):
+            # NCCL's default GPUDirect RDMA limit is PXB (ncclTopoCheckGdr,
+            # NVIDIA/nccl src/graph/paths.cc): through the CPU it stages instead
+            note += ("; NCCL itself would not use GPUDirect RDMA this far (PHB/SYS is "
+                     "beyond its default NCCL_NET_GDR_LEVEL=PXB) and stages through "
+                     "host memory")
+        legs = [{"text": f"NIC reads GPU {a}'s memory {way} ({how})",
                  "kind": "pcie", "bw_bytes_per_s": road},
                 {"text": _rail_text(f"{port.family} {port.name}", distance_m),
                  "kind": "network", "bw_bytes_per_s": port.bw_per_dir_bytes_per_s},
@@ -1099,7 +1120,13 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
     caption, first = [], 0
     for info in infos:
         for line in _route_caption(info, n_bytes, first, header=len(infos) > 1):
-            caption += _wrap(line, W - 30, 12, sep="; ")
+            for part in _wrap(line, W - 30, 12, sep="; "):    # then at spaces: no clipping
+                room = 0.9 * (W - 30)                       # bold lines run wider
+                if _tw(part, 12) <= room:
+                    caption.append(part)
+                    continue
+                glued = re.sub(r"(\d) (?=[A-Za-zµ%])", "\\1\u00a0", part)   # "63 GB/s" stays whole
+                caption += [w.replace("\u00a0", " ") for w in _wrap(glued, room, 12, sep=" ")]
         first += len(info["legs"])
     height = (y + drawn * (ch + 14) + (40 if more else 0)
               + 17 * math.ceil(len(legend_entries) / _legend_cols(legend_entries, W - 28))
@@ -1306,7 +1333,12 @@ def copy_path(memory: str = "pageable", *, gpu: str | None = "H100", pcie_gen: i
     lines = []
     for i, (_, _, text, b) in enumerate(legs):
         lines.append(f"{_NUMS[i]} {text}" + (f": {_per_dir(b)}" if b else ""))
-    kind = "measured" if measured else "link rate"
+    # the DMA efficiency was measured on Gen5 hosts (H100, H200); other
+    # generations get that share of their link rate, which nobody measured here
+    ref_gen = hardware.gpu("H200").pcie_gen
+    kind = ("link rate" if not measured else "measured" if gen == ref_gen else
+            f"the link rate × {hardware.calibration('pcie_dma_efficiency'):.2f}, the share "
+            f"measured on Gen{ref_gen}")
     if memory == "pageable":
         # the staging cost depends on the size (the course's H200 run)
         r = {s: hardware.pageable_over_pinned(s, direction) for s in (2**20, 2**30)}
@@ -1425,7 +1457,8 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
         with cv.group(cls="ic-gpu"):
             _box(cv, *gpu, "gpu", ["factory", "GPU · HBM"], None,
                  "factory · GPU and its warehouse (HBM)")
-        nic_box = (x0 + cw / 2 - 50, y0 + 192, 100, 30)
+        nic_w = max(100.0, _tw(f"NIC ({port.name})", 12) + 16)   # the port's name fits
+        nic_box = (x0 + cw / 2 - nic_w / 2, y0 + 192, nic_w, 30)
         _box(cv, *nic_box, "nic", ["rail station", f"NIC ({port.name})"], "ic-nic",
              f"rail station · NIC ({port.family} {port.name})")
         cities.append({"app": app, "kern": kern, "mem": mem, "gpu": gpu, "nic": nic_box})

@@ -44,11 +44,12 @@ from .. import traffic
 from ..analytic import COLLECTIVES, busbw_factor
 from ..topology import double_binary_tree as _dbt_parents
 from ..units import check_int, check_positive
-from .style import CHUNK_COLOURS, PLACES, ROADS
+from .style import CHUNK_COLOURS, NETWORK_MACHINES, PLACES, ROADS
 from .svg import Canvas, Diagram, animate
 
 __all__ = ["ring_allreduce", "ring_allreduce_strip", "ring_state",
-           "double_binary_tree", "tree_steps", "nvls", "nvls_steps",
+           "double_binary_tree", "tree_steps", "tree_chain", "chain_steps", "nvls",
+           "nvls_steps",
            "hierarchical", "hierarchical_phases", "two_way_tracks", "collective_effect",
            "MAX_RING_GPUS",
            "MAX_DRAWN_NODES"]
@@ -323,8 +324,10 @@ def _ring_caption(state) -> tuple[str, str, str]:
     return head, what, tail
 
 
-def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Canvas:
+def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink",
+                gpus_per_node: int | None = None, machine=None) -> Canvas:
     state = ring_state(n, step)
+    gpn = gpus_per_node if gpus_per_node and gpus_per_node < n else None
     per_row = n if n <= 4 else math.ceil(n / 2) if n <= 8 else 4
     rows = math.ceil(n / per_row)
     slot_w, slot_h = (18, 24) if n <= 8 else (14, 20)
@@ -336,7 +339,7 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
     width = max(640.0, 2 * radius + box_w + 60)
     top = 78
     cx, cy = width / 2, top + radius + box_h / 2 + 10
-    height = cy + radius + box_h / 2 + 84
+    height = cy + radius + box_h / 2 + 84 + (18 if gpn else 0)
     c = Canvas(width, height, title=title or f"Ring AllReduce of {n} GPUs, step "
                f"{state['step']} of {state['last_step']}")
     head, what, tail = _ring_caption(state)
@@ -344,9 +347,19 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
     c.text(width / 2, 40, what, size=12, fill=_INK)
     if tail:
         c.text(width / 2, 60, tail, size=12, weight="bold", fill="#1b6e4f")
-    # the ring road
-    c.circle(cx, cy, radius, fill="none", stroke=ROADS[road].colour, width=5,
-             opacity=0.25, cls="ic-road", data_kind=road)
+    # the ring road: one kind, or NVLink inside each node and the network between
+    if gpn is None:
+        c.circle(cx, cy, radius, fill="none", stroke=ROADS[road].colour, width=5,
+                 opacity=0.25, cls="ic-road", data_kind=road)
+    else:
+        for r in range(n):
+            kind = "network" if (r + 1) % gpn == 0 else road
+            a0, a1 = 2 * math.pi * r / n, 2 * math.pi * (r + 1) / n
+            c.path(f"M{cx + radius * math.sin(a0):.1f},{cy - radius * math.cos(a0):.1f} "
+                   f"A{radius:.1f},{radius:.1f} 0 0 1 {cx + radius * math.sin(a1):.1f},"
+                   f"{cy - radius * math.cos(a1):.1f}", kind=kind, width=5,
+                   opacity=0.25 if kind == road else 0.7, cls="ic-road", data_kind=kind,
+                   data_src=r, data_dst=(r + 1) % n)
     pos = [(cx + radius * math.sin(2 * math.pi * r / n),
             cy - radius * math.cos(2 * math.pi * r / n)) for r in range(n)]
     received = {}
@@ -369,9 +382,10 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
     fill, name = PLACES["gpu"][0], PLACES["gpu"][1]
     for r, (x, y) in enumerate(pos):
         with c.group(cls="ic-gpu", data_rank=r):
+            where = f", node {r // gpn} GPU {r % gpn}" if gpn else ""
             c.rect(x - box_w / 2, y - box_h / 2, box_w, box_h, fill=fill,
                    stroke=ROADS[road].colour, width=1.6, rx=7,
-                   title=f"GPU {r} ({name} {r})")
+                   title=f"GPU {r} ({name} {r}{where})")
             c.text(x, y - box_h / 2 + 12, f"GPU {r}", size=12, weight="bold")
             got = received.get(r, set())
             for row in range(rows):
@@ -390,11 +404,21 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink") -> Can
            if sent else "nothing sent yet", size=12, fill=_MUTED)
     # key
     y0 = height - 58
+    if gpn:
+        nodes = n // gpn
+        text = (f"Drawn: {nodes} nodes × {gpn} GPUs; NVLink inside a node, the network "
+                f"between nodes ({nodes} of the ring's {n} hops)")
+        if machine is not None and machine.n_ranks > n:
+            text = (f"{machine.nodes} nodes × {machine.gpus_per_node} GPUs: one ring of "
+                    f"{machine.n_ranks}, {machine.nodes} of its hops on the network; drawn: "
+                    f"{nodes} nodes × {gpn} GPUs")
+        c.text(16, y0 - 18, text, size=11, anchor="start", fill=_INK, cls="ic-ring-nodes")
     _chunk_key(c, 16, y0, n)
     c.text(16, y0 + 20, "Number and fill = how many GPUs' data that copy holds; "
            f"✓ = all {n}; black border = arrived this step.", size=11,
            anchor="start", fill=_MUTED)
-    c.legend(16, y0 + 40, [road])
+    c.legend(16, y0 + 40, [road] + (["network"] if gpn and road != "network" else []),
+             machines=_network_name(machine))
     return c
 
 
@@ -405,7 +429,8 @@ def _check_road(road) -> str:
 
 
 def ring_allreduce(n: int = 4, step: int | None = None,
-                   seconds_per_step: float = _FRAME_S, road: str = "nvlink") -> Diagram:
+                   seconds_per_step: float = _FRAME_S, road: str = "nvlink",
+                   gpus_per_node: int | None = None, cluster=None) -> Diagram:
     """The ring AllReduce of ``n`` GPUs drawn as chunks moving around a ring.
 
     Parameters
@@ -421,6 +446,13 @@ def ring_allreduce(n: int = 4, step: int | None = None,
     road : str
         The kind of road the ring runs on (a key of
         :data:`course_lib.draw.ROADS`: ``"nvlink"``, ``"pcie"``, ``"network"``).
+    gpus_per_node : int, optional
+        A ring over nodes: ``road`` inside each node of this many GPUs, the
+        network from the last GPU of a node to the first of the next (a
+        divisor of ``n``, below ``n``).
+    cluster : Cluster, optional
+        The machine the ring stands for, when it has more GPUs than drawn:
+        its nodes, GPUs and the ring's network hops are named under the ring.
 
     Returns
     -------
@@ -439,9 +471,17 @@ def ring_allreduce(n: int = 4, step: int | None = None,
     n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
     road = _check_road(road)
     secs = check_positive(seconds_per_step, "seconds_per_step")
+    if gpus_per_node is not None:
+        gpus_per_node = check_int(gpus_per_node, "gpus_per_node", minimum=1, maximum=n)
+        if n % gpus_per_node:
+            raise ValueError(f"gpus_per_node must divide n={n}, got {gpus_per_node}")
+    if cluster is not None and not isinstance(getattr(cluster, "n_ranks", None), int):
+        raise TypeError("cluster must be a Cluster from course_lib.cluster(...) or None, "
+                        f"got {type(cluster).__name__}")
+    kw = {"road": road, "gpus_per_node": gpus_per_node, "machine": cluster}
     if step is not None:
-        return _ring_frame(n, step, road=road).diagram()
-    frames = [_ring_frame(n, k, road=road).to_svg() for k in range(2 * (n - 1) + 1)]
+        return _ring_frame(n, step, **kw).diagram()
+    frames = [_ring_frame(n, k, **kw).to_svg() for k in range(2 * (n - 1) + 1)]
     return animate(frames, secs,
                    title=f"Ring AllReduce of {n} GPUs, animated: "
                    f"{2 * (n - 1)} steps")
@@ -531,7 +571,31 @@ def tree_steps(nodes: int) -> dict:
     2.0
     """
     nodes = check_int(nodes, "nodes", minimum=2, maximum=32)
-    trees = _dbt_parents(nodes)
+    return _level_steps(nodes, _dbt_parents(nodes), share=0.5)
+
+
+def chain_steps(n: int) -> dict:
+    """NCCL's tree inside one node: a chain of ``n`` GPUs, level by level.
+
+    With one node there is no tree over nodes: the tree algorithm reduces
+    up a chain of the node's GPUs (GPU n-1 to GPU 0, the head) and
+    broadcasts back down it (:func:`course_lib.predict` models the same
+    chain, ``2 (g-1)/g S`` per GPU once NCCL rotates the head over its
+    channels).  The chain carries all of S.  Same keys as :func:`tree_steps`.
+
+    >>> s = chain_steps(4)
+    >>> s["trees"], s["last_step"], s["sends"][1]
+    ([{0: None, 1: 0, 2: 1, 3: 2}], 6, [(0, 3, 2, 'reduce')])
+    >>> s["sends_per_node"]
+    [1.0, 2.0, 2.0, 1.0]
+    """
+    n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
+    return _level_steps(n, [{v: (v - 1 if v else None) for v in range(n)}], share=1.0)
+
+
+def _level_steps(nodes: int, trees: list, share: float) -> dict:
+    """Reduce up, then broadcast down ``trees`` one level a step; each tree
+    carries ``share`` of S."""
     depths = [_depths(t) for t in trees]
     levels = max(max(d.values()) for d in depths)
     have = [[{v} for v in range(nodes)] for _ in trees]
@@ -563,11 +627,11 @@ def tree_steps(nodes: int) -> dict:
     for parent in trees:
         for v, p in parent.items():
             if p is not None:
-                per_node[v] += 0.5
-                per_node[p] += 0.5
+                per_node[v] += share
+                per_node[p] += share
     return {"nodes": nodes, "trees": trees, "depth": depths, "levels": levels,
             "last_step": 2 * levels, "sends": sends, "have": states,
-            "sends_per_node": per_node}
+            "sends_per_node": per_node, "chain": len(trees) == 1}
 
 
 def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
@@ -578,10 +642,16 @@ def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
     panel_h = 34 + (levels + 1) * level_h
     top = 54
     height = top + 2 * panel_h + 96
-    c = Canvas(width, height, title=f"Double binary tree over {nodes} nodes, step "
-               f"{k} of {info['last_step']}")
+    chain = info.get("chain", False)
+    who = "GPU" if chain else "node"
+    height -= panel_h * (2 - len(info["trees"]))
+    c = Canvas(width, height, title=(f"Tree AllReduce in one node: a chain of {nodes} GPUs"
+                                     if chain else f"Double binary tree over {nodes} nodes")
+               + f", step {k} of {info['last_step']}")
     if k == 0:
-        head = (f"{nodes} nodes, two binary trees: each carries half of S "
+        head = (f"{nodes} GPUs in one node: NCCL's tree is a chain (reduce up, then "
+                "broadcast down)" if chain else
+                f"{nodes} nodes, two binary trees: each carries half of S "
                 "(reduce up, then broadcast down)")
     elif k <= levels:
         head = (f"Step {k} of {info['last_step']}: reduce — children send their "
@@ -591,8 +661,12 @@ def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
                 "finished sum down")
     c.text(width / 2, 18, head, size=13, weight="bold")
     if k == info["last_step"]:
-        c.text(width / 2, 38, "Done: every node holds both halves fully summed.",
-               size=12, fill="#1b6e4f")
+        c.text(width / 2, 38, "Done: every GPU holds the full sum." if chain else
+               "Done: every node holds both halves fully summed.", size=12, fill="#1b6e4f")
+    elif chain:
+        c.text(width / 2, 38, f"NCCL rotates the head over its channels: each GPU sends "
+               f"2(g−1)/g × S = {2 * (nodes - 1)}/{nodes} S on average", size=12,
+               fill=_MUTED)
     active = {(t, a, b) for t, a, b, _ in (info["sends"][k] or [])} if k else set()
     dx = (width - 60) / nodes
     xs = [30 + dx * (v + 0.5) for v in range(nodes)]
@@ -600,14 +674,16 @@ def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
     for t, parent in enumerate(info["trees"]):
         y0 = top + t * panel_h
         col = _chunk_colour(t)
-        c.text(14, y0 + 10, f"tree {t + 1}: carries the {'first' if t == 0 else 'second'}"
-               " half of S", size=12, anchor="start", weight="bold", fill=col)
+        c.text(14, y0 + 10, "the chain: carries all of S, head GPU 0" if chain else
+               f"tree {t + 1}: carries the {'first' if t == 0 else 'second'} half of S",
+               size=12, anchor="start", weight="bold", fill=col)
         ys = {v: y0 + 40 + info["depth"][t][v] * level_h for v in parent}
         for v, p in parent.items():            # roads first
             if p is None:
                 continue
             c.line(xs[v], ys[v], xs[p], ys[p], stroke=col, width=2, opacity=0.35,
-                   cls="ic-tree-edge", data_tree=t, data_child=v, data_parent=p)
+                   cls="ic-tree-edge", data_tree=t, data_child=v, data_parent=p,
+                   data_road=info.get("road", "network"))
         for v, p in parent.items():            # this step's sends
             if p is None:
                 continue
@@ -620,9 +696,11 @@ def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
         for v in parent:
             x, y = xs[v], ys[v]
             with c.group(cls="ic-gpu", data_rank=v, data_tree=t):
-                c.rect(x - node_w / 2, y - 14, node_w, 28, fill=PLACES["nic"][0],
-                       stroke=ROADS["network"].colour, width=1.4, rx=6,
-                       title=f"node {v}" + (" (root)" if parent[v] is None else ""))
+                c.rect(x - node_w / 2, y - 14, node_w, 28,
+                       fill=PLACES["gpu" if chain else "nic"][0],
+                       stroke=ROADS[info.get("road", "network")].colour, width=1.4, rx=6,
+                       title=f"{who} {v}" + ((" (head)" if chain else " (root)")
+                                            if parent[v] is None else ""))
                 frac = have[v] / nodes
                 with c.group(cls="ic-chunk", data_rank=v, data_chunk=t,
                              data_have=have[v]):
@@ -632,17 +710,21 @@ def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
                            stroke="none", rx=1)
                 c.text(x, y - 5, f"{v}" + ("★" if parent[v] is None else ""),
                        size=12, weight="bold")
-    y = top + 2 * panel_h + 4
-    c.text(14, y, "Bytes each node sends per byte of S (both trees, ½ up and ½ down "
+    y = top + len(info["trees"]) * panel_h + 4
+    c.text(14, y, "Bytes each GPU sends per byte of S in this chain (S up and S down "
+           "each edge):" if chain else
+           "Bytes each node sends per byte of S (both trees, ½ up and ½ down "
            "each edge):", size=11, anchor="start", fill=_MUTED)
     busiest = max(info["sends_per_node"])
     for v in range(nodes):
         s = info["sends_per_node"][v]
         c.text(xs[v], y + 18, f"{s:g}", size=11, weight="bold" if s == busiest else None,
                fill="#b00" if s == busiest else _INK)
-    c.text(14, y + 40, "★ = root; the bar under a node = share of all nodes' data "
-           "summed into its copy of that half.", size=11, anchor="start", fill=_MUTED)
-    c.legend(14, y + 60, ["network"])
+    c.text(14, y + 40, "★ = head; the bar under a GPU = share of all GPUs' data summed "
+           "into its copy." if chain else "★ = root; the bar under a node = share of all "
+           "nodes' data summed into its copy of that half.", size=11, anchor="start",
+           fill=_MUTED)
+    c.legend(14, y + 60, [info.get("road", "network")])
     return c
 
 
@@ -680,6 +762,39 @@ def double_binary_tree(nodes: int = 8, step: int | None = None,
                    title=f"Double binary tree over {nodes} nodes, animated")
 
 
+def tree_chain(n: int = 8, step: int | None = None, road: str = "nvlink",
+               seconds_per_step: float = _FRAME_S) -> Diagram:
+    """NCCL's tree AllReduce inside one node: a chain of ``n`` GPUs, step by step.
+
+    Parameters
+    ----------
+    n : int
+        GPUs of the node, 2 to :data:`MAX_RING_GPUS`.
+    step : int or None
+        0 to 2 (n - 1) (:func:`chain_steps`); ``None``: the animation.
+    road : {"nvlink", "pcie"}
+        The node's road the chain runs on.
+
+    Notes
+    -----
+    With one node the "tree" has no tree in it: the double binary tree
+    (:func:`double_binary_tree`) only spans nodes.  Chapter 7.
+
+    >>> d = tree_chain(4, step=1)
+    >>> d.svg.count('class="ic-tree-edge"'), d.svg.count('class="ic-send"')
+    (3, 1)
+    """
+    info = chain_steps(n)
+    info["road"] = _check_road(road)
+    secs = check_positive(seconds_per_step, "seconds_per_step")
+    if step is not None:
+        return _tree_frame(info["nodes"], step, info).diagram()
+    frames = [_tree_frame(info["nodes"], k, info).to_svg()
+              for k in range(info["last_step"] + 1)]
+    return animate(frames, secs, title=f"Tree AllReduce in one node: a chain of {n} GPUs, "
+                   "animated")
+
+
 # ---------------------------------------------------------------------------
 # NVLS: the switch adds
 # ---------------------------------------------------------------------------
@@ -707,13 +822,15 @@ def _stack(c: Canvas, x, y, w, h, members, n, rank):
                    stroke="none", width=0, rx=0)
 
 
-def _nvls_frame(n: int, step: int) -> Canvas:
+def _nvls_frame(n: int, step: int, nodes: int = 1) -> Canvas:
     k = _check_step(step, 3)
     sends = nvls_steps(n)
     gpu_w = 76 if n <= 8 else 62
     width = max(620.0, 40 + n * (gpu_w + 14))
-    height = 400
-    c = Canvas(width, height, title=f"In-switch AllReduce (NVLS) of {n} GPUs, step {k} of 3")
+    height = 400 + (36 if nodes > 1 else 0)
+    of = f" (one node of {nodes})" if nodes > 1 else ""
+    c = Canvas(width, height, title=f"In-switch AllReduce (NVLS) of {n} GPUs{of}, "
+               f"step {k} of 3")
     heads = [f"{n} GPUs, each with its own buffer S; the NVSwitch can add",
              "Step 1 of 3: every GPU sends its buffer up to the NVSwitch, once",
              "Step 2 of 3: the switch adds the buffers as they pass through",
@@ -722,7 +839,8 @@ def _nvls_frame(n: int, step: int) -> Canvas:
     c.text(width / 2, 38, f"Each GPU sends S once and receives S once; on a ring it "
            f"would send 2(n−1)/n × S = {2 * (n - 1) / n:.3g} S", size=12,
            fill="#1b6e4f" if k == 3 else _MUTED)
-    sw_w, sw_h = min(width - 120, 420), 70
+    # the switch spans every GPU's road up to it (no road ends beside the switch)
+    sw_w, sw_h = min(width - 32, max(420.0, (n - 1) * (gpu_w + 14) + gpu_w)), 70
     sx, sy = width / 2 - sw_w / 2, 70
     everyone = list(range(n))
     with c.group(cls="ic-switch"):
@@ -756,14 +874,22 @@ def _nvls_frame(n: int, step: int) -> Canvas:
                    stroke=ROADS["nvlink"].colour, width=1.6, rx=7)
             c.text(x, gy - 11, f"GPU {r}", size=12, weight="bold")
             _stack(c, x - gpu_w / 2 + 6, gy + 4, gpu_w - 12, 16, members, n, rank=r)
+    if nodes > 1:          # NCCL's NVLS_TREE: the nodes' sums meet over the network
+        with c.group(cls="ic-nvls-nodes", data_nodes=nodes):
+            c.text(16, height - 82, f"One node of {nodes}: across nodes (NCCL's NVLS_TREE) "
+                   "the node's sum also crosses the network, on a double", size=11,
+                   anchor="start", fill=_INK)
+            c.text(16, height - 66, f"binary tree over the {nodes} nodes, before the "
+                   "switch sends the final sum down (step 3).", size=11, anchor="start",
+                   fill=_INK)
     c.text(16, height - 50, "Bar = a buffer; one colour band per GPU whose data "
            "it holds (all bands = the full sum).", size=11, anchor="start", fill=_MUTED)
-    c.legend(16, height - 26, ["nvlink"])
+    c.legend(16, height - 26, ["nvlink"] + (["network"] if nodes > 1 else []))
     return c
 
 
 def nvls(n: int = 8, step: int | None = None,
-         seconds_per_step: float = 1.4) -> Diagram:
+         seconds_per_step: float = 1.4, nodes: int = 1) -> Diagram:
     """In-switch reduction (NVLink SHARP, NVLS): GPUs push, the switch adds and multicasts.
 
     Parameters
@@ -772,15 +898,20 @@ def nvls(n: int = 8, step: int | None = None,
         GPUs on the NVSwitch, 2 to 12.
     step : int or None
         0 (start) to 3 (:func:`nvls_steps`); ``None``: the animation.
+    nodes : int
+        Nodes of the machine (1 to 4096); above 1 the drawing is one node's
+        part of NCCL's NVLS_TREE and says that the node's sum also crosses
+        the network on a tree over the nodes.
 
     >>> nvls(4, step=3).svg.count('data-have="4"')     # 4 GPUs and the switch
     5
     """
     n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
     secs = check_positive(seconds_per_step, "seconds_per_step")
+    nodes = check_int(nodes, "nodes", minimum=1, maximum=4096)
     if step is not None:
-        return _nvls_frame(n, step).diagram()
-    return animate([_nvls_frame(n, k).to_svg() for k in range(4)], secs,
+        return _nvls_frame(n, step, nodes).diagram()
+    return animate([_nvls_frame(n, k, nodes).to_svg() for k in range(4)], secs,
                    title=f"In-switch AllReduce (NVLS) of {n} GPUs, animated")
 
 
@@ -847,14 +978,31 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
     gap = 40 if N > 1 else 0
     node_w = max(150.0, min(230.0, (820 - (N - 1) * gap) / N))
     width = max(760.0, N * node_w + (N - 1) * gap + 70)
+    if cluster is not None:     # the machine's line under the title fits the drawing
+        from .city import _tw
+
+        nics = cluster.nics_per_node if cluster.nic else cluster.gpus_per_node
+        machine_line = (f"{cluster.describe()}: NVLink "
+                        f"{format_bandwidth(cluster.intra_bw_bytes_per_s())} per GPU, network "
+                        f"{format_bandwidth(cluster.inter_bw_bytes_per_s() / cluster.gpus_per_node)}"
+                        " per GPU (per direction)"
+                        + (f", {cluster.gpus_per_node} GPUs sharing {nics} NIC"
+                           f"{'s' if nics > 1 else ''}" if nics < cluster.gpus_per_node else ""))
+        width = max(width, _tw(machine_line, 11) + 24)
     row_h = 30
     top = 78
     node_h = 30 + g * row_h + 8
     height = top + node_h + 150
     c = Canvas(width, height, title=f"Two-level AllReduce, {N} nodes x {g} GPUs, "
                f"step {k} of 3")
-    heads = [f"{N} node{'s' if N > 1 else ''} × {g} GPUs: maglev (NVLink) inside a "
-             "node, one rail (network) per GPU between nodes",
+    # the machine drawn: its nodes (N of them drawn), GPUs and NICs a node
+    M = cluster.nodes if cluster is not None and cluster.nodes > N else N
+    nics = cluster.nics_per_node if cluster is not None and cluster.nic else g
+    rails = ("one rail (network) per GPU between nodes" if nics >= g else
+             f"the {g} rails share {nics} NIC{'s' if nics > 1 else ''} a node")
+    drawn_of = f" ({N} of {M} drawn)" if M > N else ""
+    heads = [f"{M} node{'s' if M > 1 else ''}{drawn_of} × {g} GPUs: maglev (NVLink) "
+             f"inside a node, {rails}",
              "Step 1 of 3: ReduceScatter inside each node, over NVLink",
              "Step 2 of 3: AllReduce of each shard across the nodes, on its rail",
              "Step 3 of 3: AllGather inside each node, over NVLink"]
@@ -862,17 +1010,15 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
            f"each GPU ends with one shard (S/g) summed over its node; it sends "
            f"(g−1)/g × S = {g - 1}/{g} S",
            f"GPU i talks only to GPU i of the other nodes; each sends 2(N−1)/N × S/g"
-           f" = {2 * (N - 1)}/{N * g} S over the network",
+           f" = {2 * (M - 1)}/{M * g} S over the network"
+           + (f" (N = {M})" if M > N else ""),
            f"every GPU gets every finished shard; it sends (g−1)/g × S = {g - 1}/{g} S"]
     if N == 1:
         sub[2] = "one node: nothing crosses the network"
     c.text(width / 2, 18, heads[k], size=14, weight="bold")
     c.text(width / 2, 38, sub[k], size=12, fill=_MUTED)
     if cluster is not None:
-        c.text(width / 2, 56, f"{cluster.describe()}: NVLink "
-               f"{format_bandwidth(cluster.intra_bw_bytes_per_s())} per GPU, network "
-               f"{format_bandwidth(cluster.inter_bw_bytes_per_s() / g)} per GPU "
-               "(per direction)", size=11, fill=_MUTED)
+        c.text(width / 2, 56, machine_line, size=11, fill=_MUTED)
     x_left = (width - (N * node_w + (N - 1) * gap)) / 2
     node_x = [x_left + v * (node_w + gap) for v in range(N)]
     ys = [top + 32 + i * row_h + row_h / 2 for i in range(g)]
@@ -936,15 +1082,27 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
     y0 = top + node_h + 24
     if k == 2 and N > 2:
         c.text(width - 16, top + node_h + 10, f"each rail is a ring: node {N - 1} "
-               "sends on to node 0", size=11, anchor="end", fill=_MUTED)
-    c.text(16, y0, f"Slots = the {g} shards of a buffer; fill = share of all {total} "
-           "GPUs' data summed in that copy; ✓ = complete.", size=11, anchor="start",
+               f"sends on to {'node 0' if M == N else 'the next node'}", size=11,
+               anchor="end", fill=_MUTED)
+    c.text(16, y0, f"Slots = the {g} shards of a buffer; fill = share of all {total}"
+           f"{' drawn' if M > N else ''} GPUs' data summed in that copy; ✓ = complete.",
+           size=11, anchor="start",
            fill=_MUTED)
     _chunk_key(c, 16, y0 + 22, g)
     c.text(16 + 60 + g * 18, y0 + 22, "(shard colours)", size=11, anchor="start",
            fill=_MUTED)
-    c.legend(16, y0 + 46, ["nvlink", "network"])
+    c.legend(16, y0 + 46, ["nvlink", "network"], machines=_network_name(cluster))
     return c
+
+
+def _network_name(cluster) -> dict:
+    """The legend's name of a cluster's network (its NIC's kind), or {} for none."""
+    if cluster is None or not getattr(cluster, "nic", None):
+        return {}
+    from ..hardware import nic
+
+    family = nic(cluster.nic).family
+    return {"network": NETWORK_MACHINES[family]} if family in NETWORK_MACHINES else {}
 
 
 def hierarchical(nodes: int = 2, gpus_per_node: int = 4, step: int | None = None,
@@ -987,6 +1145,11 @@ def hierarchical(nodes: int = 2, gpus_per_node: int = 4, step: int | None = None
 # ---------------------------------------------------------------------------
 # a road is two one-way tracks (chapter 11's "900 GB/s" myth)
 # ---------------------------------------------------------------------------
+def _article(name: str) -> str:
+    """'an' before a name read with a vowel sound (A100, H100: "aitch"), else 'a'."""
+    return "an" if name[:1].upper() in "AEFHILMNORSX" else "a"
+
+
 def two_way_tracks(gpu: str = "H100") -> Diagram:
     """One road between two GPUs drawn as the two one-way tracks it is.
 
@@ -1007,7 +1170,7 @@ def two_way_tracks(gpu: str = "H100") -> Diagram:
     pcie = g.pcie_bw_per_dir_bytes_per_s
     width, height = 760, 330
     c = Canvas(width, height, title=f"{g.name}: one road, two one-way tracks")
-    c.text(width / 2, 18, f"“{format_bandwidth(both)} NVLink” on a {g.name} is two "
+    c.text(width / 2, 18, f"“{format_bandwidth(both)} NVLink” on {_article(g.name)} {g.name} is two "
            f"one-way tracks of {format_bandwidth(per_dir)}", size=14, weight="bold")
     c.text(width / 2, 40, "A copy from GPU A to GPU B runs on one track; only traffic "
            "both ways at once (an AllReduce) fills both.", size=12, fill=_MUTED)

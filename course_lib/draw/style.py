@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Road", "ROADS", "PLACES", "road_colour", "CHUNK_COLOURS", "FONT"]
+__all__ = ["Road", "ROADS", "PLACES", "NETWORK_MACHINES", "road_colour", "CHUNK_COLOURS",
+           "FONT"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,17 @@ ROADS = {
     "cpu-link": Road("#8c6d31", "ring road between city halls", "CPU socket link (UPI / xGMI)"),
     "memory": Road("#7570b3", "city hall's depot road", "host memory bus (DDR)"),
     "kernel": Road("#999999", "the long way through city hall", "kernel network stack (TCP)", "5,4"),
+}
+
+#: What the high-speed rail is, per network kind of a catalog NIC (``port.family``):
+#: only InfiniBand and RoCE are RDMA over verbs; EFA runs AWS's SRD, and
+#: GPUDirect-TCPX(O) is TCP with the payload kept in GPU memory.
+NETWORK_MACHINES = {
+    "InfiniBand": "RDMA network (InfiniBand)",
+    "RoCEv2": "RDMA network (RoCEv2, over Ethernet)",
+    "EFA": "EFA (AWS SRD, over Ethernet)",
+    "TCPX": "GPUDirect-TCPX (TCP over Ethernet)",
+    "TCPXO": "GPUDirect-TCPXO (TCP offloaded to the NIC)",
 }
 
 #: Places on the map: fill colour, city name, machine name.

@@ -195,15 +195,18 @@ class Canvas:
             right = (bx - head * 0.5 * math.sin(ang), by + head * 0.5 * math.cos(ang))
             self.polygon([(x2, y2), left, right], fill=colour)
 
-    def legend(self, x, y, kinds, size=11, row=16):
-        """A legend of road kinds: a coloured stroke, the city name and the machine name."""
+    def legend(self, x, y, kinds, size=11, row=16, machines=None):
+        """A legend of road kinds: a coloured stroke, the city name and the machine
+        name (``machines``: a kind's machine name where the drawing knows it better,
+        e.g. the network of a real NIC)."""
+        machines = machines or {}
         with self.group(cls="ic-legend"):
             for i, k in enumerate(kinds):
                 road = ROADS[k]
                 yy = y + i * row
                 self.line(x, yy, x + 22, yy, kind=k, width=4)
-                self.text(x + 28, yy, f"{road.city} = {road.machine}", size=size,
-                          anchor="start")
+                self.text(x + 28, yy, f"{road.city} = {machines.get(k, road.machine)}",
+                          size=size, anchor="start")
 
     # -- output ------------------------------------------------------------
     def to_svg(self) -> str:

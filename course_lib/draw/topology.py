@@ -28,10 +28,11 @@ import math
 
 import networkx as nx
 
+from .. import hardware
 from .. import topology as T
 from ..units import check_choice, check_int, check_positive, format_bandwidth
 from .city import _fit, _wrap
-from .style import PLACES, ROADS
+from .style import NETWORK_MACHINES, PLACES, ROADS
 from .svg import Canvas, Diagram
 
 __all__ = ["topology_map", "layout", "bisection_cut"]
@@ -410,11 +411,15 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
         cv.text(8, y + 16 * j, line, size=11, anchor="start", cls="ic-caption",
                 weight="bold" if j == 0 else None)
     y += 16 * len(lines) + 6
+    port = topo.graph.get("nic")          # the network of the graph's NICs, by name
+    family = hardware.nic(port).family if port else None
     with cv.group(cls="ic-legend"):
         for i, k in enumerate(kinds):
             road = ROADS[k]
+            machine = (NETWORK_MACHINES.get(family, road.machine) if k == "network"
+                       else road.machine)
             cv.line(10, y + 17 * i, 32, y + 17 * i, kind=k, width=4)
-            cv.text(38, y + 17 * i, _fit(f"{road.city} = {road.machine}", W - 44, 11),
+            cv.text(38, y + 17 * i, _fit(f"{road.city} = {machine}", W - 44, 11),
                     size=11, anchor="start")
     return cv.diagram()
 

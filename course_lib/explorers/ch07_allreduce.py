@@ -156,7 +156,8 @@ def readout(data):
 def diagram(data):
     """How the chosen algorithm moves the data on this machine, drawn from its
     schedule (:mod:`course_lib.draw.collectives`): the ring (first step), the
-    double binary tree over the nodes, NVLS through the NVSwitch, or the two
+    double binary tree over the nodes (in one node: the chain), NVLS through
+    the NVSwitch (one node's part when there are more), or the two
     levels (the rail step).  Other collectives than AllReduce: what they
     leave in every GPU's buffer, before and after
     (:func:`course_lib.draw.collectives.collective_effect`)."""
@@ -171,12 +172,19 @@ def _algorithm_drawing(collective, system, algo):
     if collective != "allreduce":
         return drawn.collective_effect(collective, min(clu.n_ranks, drawn.MAX_RING_GPUS))
     if algo == "nvls":
-        return drawn.nvls(min(clu.gpus_per_node, drawn.MAX_RING_GPUS), step=1)
+        return drawn.nvls(min(clu.gpus_per_node, drawn.MAX_RING_GPUS), step=1,
+                          nodes=clu.nodes)
     if algo == "tree" and clu.nodes > 1:
         return drawn.double_binary_tree(min(clu.nodes, 16), step=1)
+    if algo == "tree":        # one node: NCCL's tree is a chain of the node's GPUs
+        return drawn.tree_chain(min(clu.gpus_per_node, drawn.MAX_RING_GPUS), step=1,
+                                road=clu.intra_link_kind)
     if algo == "hierarchical" and clu.nodes > 1:
         return drawn.hierarchical(min(clu.nodes, drawn.MAX_DRAWN_NODES),
                                   min(clu.gpus_per_node, 8), step=2, cluster=clu)
+    if clu.nodes > 1:      # a ring over nodes: NVLink inside, the network between
+        return drawn.ring_allreduce(8, step=1, road=clu.intra_link_kind,
+                                    gpus_per_node=4, cluster=clu)
     return drawn.ring_allreduce(min(clu.n_ranks, 8), step=1, road=road)
 
 
