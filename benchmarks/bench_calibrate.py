@@ -109,7 +109,7 @@ def best_candidate():
         if n < C.SIZE_SPLIT_MIN_SIZES:
             continue
         rows = [r for r in C.validation_run(system, nodes=nodes, collective=coll)
-                if r["cluster"] == C._split_launch(spec)[0]]
+                if r["cluster"] == C.split_launch_gpus(spec)[0]]
         fit = C.nearest_sizes([r["n_bytes"] for r in rows], C.FIT_SIZES)
         c = C.calibrate(cluster_from_spec(rows[0]["cluster"]),
                         [r for r in rows if r["n_bytes"] in fit])

@@ -41,6 +41,10 @@ __all__ = [
     "max_gpus_at_efficiency",
 ]
 
+#: The most ranks a collective formula accepts: far beyond any machine (the
+#: simulator goes to 16,384), and small enough that no count overflows a float.
+MAX_RANKS = 10**9
+
 #: Collective names, as nccl-tests spells its binaries without ``_perf``.
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce",
                "alltoall")
@@ -308,7 +312,7 @@ def busbw_factor(collective: str, n_ranks: int) -> float:
     1.75
     """
     c = check_choice(collective, "collective", COLLECTIVES)
-    n = check_int(n_ranks, "n_ranks", minimum=1)
+    n = check_int(n_ranks, "n_ranks", minimum=1, maximum=MAX_RANKS)
     if c == "allreduce":
         return 2 * (n - 1) / n
     if c in ("allgather", "reducescatter", "alltoall"):
@@ -328,7 +332,7 @@ def ring_allreduce_bytes_per_rank(n_bytes: float, n_ranks: int) -> float:
     24.5
     """
     s = check_nonnegative(n_bytes, "n_bytes")
-    n = check_int(n_ranks, "n_ranks", minimum=1)
+    n = check_int(n_ranks, "n_ranks", minimum=1, maximum=MAX_RANKS)
     return 2 * (n - 1) / n * s
 
 
@@ -360,7 +364,7 @@ def ring_allreduce_time_s(n_bytes: float, n_ranks: int, bw_bytes_per_s: float,
     1.500006
     """
     s = check_nonnegative(n_bytes, "n_bytes")
-    n = check_int(n_ranks, "n_ranks", minimum=1)
+    n = check_int(n_ranks, "n_ranks", minimum=1, maximum=MAX_RANKS)
     b = check_positive(bw_bytes_per_s, "bw_bytes_per_s")
     a = check_nonnegative(latency_s, "latency_s")
     return 2 * (n - 1) / n * s / b + 2 * (n - 1) * a
@@ -414,7 +418,7 @@ def collective_time_s(collective: str, n_bytes: float, n_ranks: int,
     c = check_choice(collective, "collective", COLLECTIVES)
     alg = check_choice(algorithm, "algorithm", ALGORITHMS)
     s = check_nonnegative(n_bytes, "n_bytes")
-    n = check_int(n_ranks, "n_ranks", minimum=1)
+    n = check_int(n_ranks, "n_ranks", minimum=1, maximum=MAX_RANKS)
     b = check_positive(bw_bytes_per_s, "bw_bytes_per_s")
     a = check_nonnegative(latency_s, "latency_s")
     if n == 1:

@@ -128,7 +128,7 @@ from dataclasses import replace
 import numpy as np
 
 from .analytic import COLLECTIVES, busbw_factor
-from .clusters import Calibration, Cluster
+from .clusters import Calibration, Cluster, split_launch_gpus
 from .clusters import cluster as _build_cluster
 from .hardware import calibration, nccl_tuning
 from .hardware import nic as _nic
@@ -267,7 +267,7 @@ def validation_run(source: str, nodes: int | None = None,
             algbw = float(row["algbw_GBps"]) * 1e9
             busbw = float(row["busbw_GBps"]) * 1e9
             t = float(row["time_us"]) * 1e-6 if row.get("time_us") else s / algbw
-            spec, g = _split_launch(row["cluster"])
+            spec, g = split_launch_gpus(row["cluster"])
             out.append({"collective": coll, "n_bytes": s, "time_s": t,
                         "algbw_bytes_per_s": s / t, "busbw_bytes_per_s": busbw,
                         "in_place_time_s": None, "n_ranks": int(row["gpus"]),
@@ -283,15 +283,6 @@ def validation_run(source: str, nodes: int | None = None,
     return sorted(out, key=lambda r: r["n_bytes"])
 
 
-def _split_launch(spec: str):
-    parts, g = [], None
-    for part in spec.split(";"):
-        k, _, v = part.partition("=")
-        if k.strip() == "launch_gpus":
-            g = int(v)
-        elif part.strip():
-            parts.append(part)
-    return ";".join(parts), g
 
 
 # ---------------------------------------------------------------------------
@@ -875,7 +866,7 @@ def holdout_points(split: str = "sizes", fit: str = "headline") -> list[dict]:
             if n < SIZE_SPLIT_MIN_SIZES:
                 continue
             rows = [r for r in validation_run(system, nodes=nodes, collective=coll)
-                    if r["cluster"] == _split_launch(spec)[0]]
+                    if r["cluster"] == split_launch_gpus(spec)[0]]
             machine = cluster_from_spec(rows[0]["cluster"])
             chosen = (nearest_sizes([r["n_bytes"] for r in rows], FIT_SIZES)
                       if fit == "headline" else regime_sizes(rows, machine))

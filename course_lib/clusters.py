@@ -42,7 +42,7 @@ from .topology import BRIDGE_LINKS
 from .units import check_choice, check_int
 
 __all__ = ["FABRICS", "Calibration", "Cluster", "cluster", "cluster_from_topo",
-           "cluster_from_spec",
+           "cluster_from_spec", "split_launch_gpus",
            "parse_nvidia_smi_topo", "parse_nccl_topo_xml", "TOPO_WORDS", "EXAMPLE_TOPO",
            "validation_data_dir"]
 
@@ -903,6 +903,22 @@ def validation_data_dir():
     from .hardware import data_path
 
     return data_path("validation")
+
+
+def split_launch_gpus(spec: str) -> tuple[str, int | None]:
+    """Split ``launch_gpus=N`` (the run's nccl-tests ``-g``) off a cluster spec.
+
+    >>> split_launch_gpus("gpu=H100;nodes=2;launch_gpus=8")
+    ('gpu=H100;nodes=2', 8)
+    """
+    parts, launch = [], None
+    for part in spec.split(";"):
+        key, _, value = part.partition("=")
+        if key.strip() == "launch_gpus":
+            launch = int(value)
+        elif part.strip():
+            parts.append(part)
+    return ";".join(parts), launch
 
 
 def cluster_from_spec(spec: str, topo_dir=None) -> Cluster:

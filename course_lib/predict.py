@@ -123,7 +123,7 @@ from .analytic import COLLECTIVES, busbw_factor, hierarchical_allreduce_time_s
 # the machine lives in course_lib.clusters; its names stay importable from here
 from .clusters import (EXAMPLE_TOPO, FABRICS, TOPO_WORDS, Cluster, cluster,  # noqa: F401
                       cluster_from_spec, cluster_from_topo, parse_nccl_topo_xml,
-                      parse_nvidia_smi_topo, validation_data_dir)
+                      parse_nvidia_smi_topo, split_launch_gpus, validation_data_dir)
 from .hardware import calibration, gpu as _gpu, nccl_tuning
 from .hardware import nic as _nic
 from .hardware import calibration_curves, calibration_data_path  # noqa: F401
@@ -639,7 +639,7 @@ def spec_range_bands(rows=None) -> dict:
     rs = validation_rows(split="heldout") if rows is None else _check_rows(rows)
     by: dict = {}
     for r in rs:
-        kind = range_kind(cluster_from_spec(_launch_gpus_of(r["cluster"])[0]),
+        kind = range_kind(cluster_from_spec(split_launch_gpus(r["cluster"])[0]),
                           r["n_bytes"])
         by.setdefault(kind, []).append(r["measured_busbw"] / r["predicted_busbw"])
     out = {k: tuple(float(q) for q in np.percentile(v, [10, 90])) for k, v in by.items()}
@@ -746,7 +746,7 @@ def validation_rows(path=None, split: str | None = None) -> list[dict]:
             for row in csv.DictReader(f):
                 if split is not None and row["split"] != split:
                     continue
-                spec, launch_gpus = _launch_gpus_of(row["cluster"])
+                spec, launch_gpus = split_launch_gpus(row["cluster"])
                 clu = cluster_from_spec(spec)
                 coll = _COLLECTIVE_OF[row["collective"]]
                 size = float(row["bytes"])
@@ -766,16 +766,6 @@ def validation_rows(path=None, split: str | None = None) -> list[dict]:
     return out
 
 
-def _launch_gpus_of(spec: str):
-    """Split ``launch_gpus=N`` (the run's nccl-tests ``-g``) off a cluster spec."""
-    parts, launch = [], None
-    for part in spec.split(";"):
-        key, _, value = part.partition("=")
-        if key.strip() == "launch_gpus":
-            launch = int(value)
-        elif part.strip():
-            parts.append(part)
-    return ";".join(parts), launch
 
 
 def _check_rows(rows):

@@ -151,3 +151,14 @@ def test_bandwidth_growth():
     assert cl.bandwidth_growth_bytes_per_s(100e9, 0.5, 2) == pytest.approx(225e9)
     with pytest.raises(ValueError, match="growth_per_year"):
         cl.bandwidth_growth_bytes_per_s(1, -1, 1)
+
+
+def test_rank_counts_beyond_any_machine_are_refused_not_overflowed():
+    """A fuzzed n_ranks of 9e307 overflowed a float (OverflowError escaped)."""
+    import course_lib.analytic as A
+
+    for call in (lambda n: A.ring_allreduce_time_s(0, n, 1, 0),
+                 lambda n: A.collective_time_s("allreduce", 0, n, 1, 0)):
+        with pytest.raises(ValueError, match="n_ranks"):
+            call(8.98846567431158e307)
+        assert call(A.MAX_RANKS) >= 0

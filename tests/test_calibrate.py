@@ -381,7 +381,7 @@ def test_spec_ranges_hold_about_80_percent_of_the_heldout_points():
     inside = []
     for r in rows:
         lo, hi = P.busbw_range_factors(P.cluster_from_spec(
-            P._launch_gpus_of(r["cluster"])[0]), "allreduce", r["n_bytes"])
+            cl.clusters.split_launch_gpus(r["cluster"])[0]), "allreduce", r["n_bytes"])
         inside.append(lo <= r["measured_busbw"] / r["predicted_busbw"] <= hi)
     assert 0.7 <= np.mean(inside) <= 0.9
     p = cl.predict_collective("allreduce", 2**30, cl.cluster("H100"))

@@ -301,7 +301,7 @@ def test_validation_rows_use_the_runs_own_launch_count():
     rows = [r for r in predict.validation_rows(split="heldout")
             if r["system"].startswith("DGX-2") and r["n_bytes"] == 8]
     (r,) = rows
-    spec, g = predict._launch_gpus_of(r["cluster"])
+    spec, g = cl.clusters.split_launch_gpus(r["cluster"])
     assert g == 12 and "launch_gpus" not in spec
     c = predict.cluster_from_spec(spec)
     p = cl.predict_collective("allreduce", 8, c, launch_gpus=12)
