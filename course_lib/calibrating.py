@@ -101,7 +101,7 @@ the sizes nearest :data:`FIT_SIZES`; fitted instead on one size per regime
 (:func:`regime_sizes`: the floor and the middle of each protocol's sizes,
 2-4 sizes), the other sizes are within a median of 7.7 % (90th percentile
 39 %): fewer sizes, and none on the plateau.
-Chapter 7 ("Run it on your cluster").
+The optional notebook `notebooks/your_cluster.ipynb` (chapter 7's companion, "Run it on your cluster").
 
 The module is ``calibrating`` because ``course_lib.calibrate`` is the function
 (``cl.calibrate(cluster, rows)``), as ``clusters`` is to ``cl.cluster``.

@@ -174,7 +174,7 @@ def _ev_hardware_is_enough():
             "summary": (f"Same 8 x H100, same 14 GB of gradients. Naive software "
                         f"(gather on one GPU, send back): {format_time(naive)}. "
                         f"A ring AllReduce: {format_time(ring)} ({naive / ring:.0f}x). "
-                        f"With the seed's 0.8 s of compute, naive and serial vs a "
+                        f"With the NVLink article's 0.8 s of compute, naive and serial vs a "
                         f"ring overlapped with the backward pass makes the step {format_time(worst)} vs {format_time(best)} "
                         f"({worst / best:.1f}x). The roads are the same; the "
                         "traffic plan is not.")}

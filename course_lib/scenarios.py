@@ -210,7 +210,7 @@ def tp_inference_70b(load: float = 1.0, efficiency: float = 0.5,
              f"x{nccl_gain:.2f}")]
     return _pack(
         "tp_inference_70b", "70B tensor-parallel inference on 8 x A100",
-        "seed 000, AI 应用场景 (大模型推理服务部署)",
+        "heterogeneous-communication article, AI 应用场景 (大模型推理服务部署)",
         ["throughput x3.2 with NVLink + RDMA instead of PCIe", "cost -40%"],
         {"batch": b, "n_gpus": n, "gpu": gpu_name, "n_params": p,
          "efficiency": e},
@@ -305,16 +305,16 @@ def roce_training_1024(load: float = 1.0, efficiency: float = 0.4,
             ("compute per step for the x6 claim to hold", format_time(t_comp_for_x6))]
     return _pack(
         "roce_training_1024", "1,024-GPU training over RoCE",
-        "seed 000, AI 应用场景 (多机多卡训练加速)",
+        "heterogeneous-communication article, AI 应用场景 (多机多卡训练加速)",
         ["AllReduce 12 s -> 1.8 s", "throughput x6",
          "barriers + overlap removed 70 % of the waiting"],
         {"n_gpus": n, "nodes": nodes, "nic": port.name, "gpu": g.name,
          "n_params": n_params, "tokens_per_step": tokens, "efficiency": e},
-        {"label": "TCP (seed's 12 s)", "compute_s": t_comp, "comm_s": claimed_tcp_s},
+        {"label": "TCP (the article's 12 s)", "compute_s": t_comp, "comm_s": claimed_tcp_s},
         {"label": f"RoCEv2 {port.name} (model)", "compute_s": t_comp,
          "comm_s": t_rdma},
         "training throughput (x)", 6.0, rows,
-        plausible=[f"the seed's 1.8 s: the line-rate lower bound is "
+        plausible=[f"the article's 1.8 s: the line-rate lower bound is "
                    f"{format_time(t_rdma)} and NCCL's estimate {format_time(t_nccl)}, so "
                    f"1.8 s means RoCE ran at {t_rdma / claimed_rdma_s:.0%} of the bound: "
                    f"at the ceiling of what these GPUs' PCIe links allow",
@@ -376,7 +376,7 @@ def edge_cloud_inference(load: float = 1.0, efficiency: float = 0.5,
             ("farthest cloud the 3 ms budget allows (wire only)", f"{max_km:,.0f} km")]
     return _pack(
         "edge_cloud_inference", "Edge-cloud inference",
-        "seed 000, AI 应用场景 (边缘-云端协同推理)",
+        "heterogeneous-communication article, AI 应用场景 (边缘-云端协同推理)",
         ["features sent by RDMA to a cloud GPU cluster", "latency under 3 ms"],
         {"feature_bytes": d_bytes, "distance_km": distance_km, "nic": port.name},
         sides["tcp"], sides["rdma"], "round-trip speed (x)", None, rows,
@@ -468,7 +468,7 @@ def dgx_h100_175b(load: float = 1.0, efficiency: float = 0.4,
             ("compute per step (model)", format_time(t_comp))]
     return _pack(
         "dgx_h100_175b", "175B training on 128 DGX H100",
-        "seed 003, AI 应用场景 (千亿大模型分布式训练)",
+        "NVLink article, AI 应用场景 (千亿大模型分布式训练)",
         ["PCIe (64 GB/s) gradient sync takes seconds, NVLink (900 GB/s) milliseconds",
          "throughput +40 % over a PCIe design"],
         {"n_gpus": n, "tp": tp, "pp": pp, "dp": dp, "nic": port.name,
@@ -480,7 +480,7 @@ def dgx_h100_175b(load: float = 1.0, efficiency: float = 0.4,
                     "'milliseconds' only for a sharded gradient: a full 350 GB "
                     f"sync takes {format_time(pure['nvlink'])} even on NVLink, and the "
                     "InfiniBand part does not get faster with NVLink",
-                    "the seed compares NVLink's both-ways total (900) with one "
+                    "the article compares NVLink's both-ways total (900) with one "
                     "direction of PCIe Gen5 (64); like for like, per direction, "
                     f"they are {format_bandwidth(g.nvlink_bw_per_dir_bytes_per_s)} and "
                     f"{format_bandwidth(links['pcie'][1])}"],
@@ -546,7 +546,7 @@ def tp_token_latency(load: float = 1.0, efficiency: float = 0.5,
              f"{nccl_cut:.0%}")]
     return _pack(
         "tp_token_latency", "Tensor-parallel token latency",
-        "seed 003, AI 应用场景 (生成式 AI 在线推理加速)",
+        "NVLink article, AI 应用场景 (生成式 AI 在线推理加速)",
         ["first-token latency -60 % vs PCIe", "activation exchange time cut to 1/10"],
         {"prompt_tokens": L, "n_gpus": n, "gpu": gpu_name, "efficiency": e},
         sides["pcie"], sides["nvlink"], "first-token speed (x)", 1 / (1 - 0.6), rows,
@@ -600,7 +600,7 @@ def hpc_halo_exchange(load: float = 1.0, efficiency: float = 0.5,
             ("halo staged over PCIe", format_time(pc))]
     return _pack(
         "hpc_halo_exchange", "HPC halo exchange",
-        "seed 003, AI 应用场景 (HPC 科学计算中的数据交换)",
+        "NVLink article, AI 应用场景 (HPC 科学计算中的数据交换)",
         ["GROMACS on 8 GPUs about x2 faster with NVLink than PCIe"],
         {"cells_per_gpu": cells, "bytes_per_cell": b, "gpu": gpu_name,
          "efficiency": e},
@@ -673,7 +673,7 @@ def report_markdown(result: dict) -> str:
         lines.append(f"| step, {s['label']} | {format_time(s['total_s'])} "
                      f"(compute {format_time(s['compute_s'])}, communication "
                      f"{format_time(s['comm_s'])}) |")
-    lines += ["", f"**{r['gain_name']}: model x{r['model_gain']:.2f}, seed {claimed} "
+    lines += ["", f"**{r['gain_name']}: model x{r['model_gain']:.2f}, article {claimed} "
               f"-- {r['verdict']}.**", ""]
     for title, key in (("Plausible", "plausible"), ("Depends on", "depends_on"),
                        ("Cannot be checked", "uncheckable")):

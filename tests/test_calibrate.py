@@ -559,7 +559,7 @@ def size_split():
 
 def test_stated_accuracy_is_the_measured_one(size_split, notebook_text):
     flat = lambda text: " ".join(text.split())  # noqa: E731  (line breaks do not matter)
-    md = flat(notebook_text("07_sharing_the_load", "markdown"))
+    md = flat(notebook_text("your_cluster", "markdown"))     # chapter 7's companion
     docs = flat((ROOT / "docs" / "your_cluster.md").read_text(encoding="utf-8"))
     err = np.abs([1 / p["ratio"] - 1 for p in size_split])
     spec = np.abs([1 / p["spec_ratio"] - 1 for p in size_split])

@@ -94,9 +94,9 @@ def test_seed_efficiency_claim_and_aggregate(md):
 
 
 def test_five_percent_is_ours_and_mtotal_is_the_scale_of_total_traffic(md):
-    """Issue 20: the seed gives 0.8 s, not the 5 %; a ring's total traffic is 2(N-1)S."""
+    """Issue 20: the NVLink article gives 0.8 s, not the 5 %; a ring's total traffic is 2(N-1)S."""
     text = " ".join(md.split())
-    assert "the seed gives the 0.8 s, not the 5 %" in text
+    assert "the article gives the 0.8 s, not the 5 %" in text
     assert "communication 5 % of that" not in text
     assert "$M_{total}$ is a memory count" not in text
     n = 1024

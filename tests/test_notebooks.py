@@ -2,7 +2,8 @@
 chapter rhythm, and executing without an error in a fresh ``python3`` kernel.
 
 Parametrised over ``notebooks/*.ipynb``, so chapters added later are checked
-automatically.  The execution test runs each notebook with nbclient
+automatically; an optional notebook (``OPTIONAL_FILES``) is held to the same rhythm,
+less the quiz.  The execution test runs each notebook with nbclient
 (``MPLBACKEND=Agg``, the repository on ``PYTHONPATH``, quick labs) and a
 per-notebook timeout; run time and peak memory are measured by
 ``benchmarks/bench_notebooks.py``, not here.
@@ -27,6 +28,9 @@ CHAPTER_FILES = {
     "06_road_map.ipynb", "07_sharing_the_load.ipynb", "08_traffic_lights.ipynb",
     "09_how_big.ipynb", "10_city_at_work.ipynb", "11_rumours_and_interviews.ipynb",
 }
+#: optional notebooks beside the chapters (not numbered): built like a chapter, with
+#: explorers but no quiz of their own; the start page and the chapter they extend link them
+OPTIONAL_FILES = {"your_cluster.ipynb": "07_sharing_the_load.ipynb"}
 TIMEOUT_S = 180
 
 
@@ -39,7 +43,8 @@ def sources(nb, kind=None):
 
 
 def chapter_number(path):
-    return int(path.name[:2])
+    """The chapter's number, or None for an optional notebook."""
+    return None if path.name in OPTIONAL_FILES else int(path.name[:2])
 
 
 def test_notebooks_exist():
@@ -48,7 +53,9 @@ def test_notebooks_exist():
               "03_arterial_roads.ipynb", "04_freight_fleet.ipynb",
               "05_high_speed_rail.ipynb", "06_road_map.ipynb"]:
         assert n in names
-    assert names <= CHAPTER_FILES, f"unexpected notebook names: {names - CHAPTER_FILES}"
+    known = CHAPTER_FILES | set(OPTIONAL_FILES)
+    assert names <= known, f"unexpected notebook names: {names - known}"
+    assert set(OPTIONAL_FILES) <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -72,18 +79,23 @@ def test_chapter_structure(path):
     assert re.search(r"^## Summary", md, re.M), "no '## Summary'"
     assert re.search(r"^## Exercises", md, re.M), "no '## Exercises'"
     assert "import course_lib as cl" in code
-    if chapter_number(path) >= 1:
+    number = chapter_number(path)
+    if number is None or number >= 1:
         assert re.search(r"explorers\.\w+\.\w+\([^)]*\)\.show\(\)", code), "no explorer shown"
+    if number is not None and number >= 1:
         assert re.search(r"quiz\.show\(", code), "no quiz"
     for target in re.findall(r"\]\(([^)#]+\.ipynb)", md):
-        assert target in CHAPTER_FILES, f"link to unknown notebook {target}"
+        assert target in CHAPTER_FILES | set(OPTIONAL_FILES), f"link to unknown notebook {target}"
 
 
 def test_start_page_maps_every_chapter_and_runs_the_doctor():
     nb = load(NB_DIR / "00_start_here.ipynb")
     md = "\n".join(sources(nb, "markdown"))
-    for name in CHAPTER_FILES - {"00_start_here.ipynb"}:
+    for name in (CHAPTER_FILES | set(OPTIONAL_FILES)) - {"00_start_here.ipynb"}:
         assert f"]({name})" in md, f"start page does not link {name}"
+    for name, chapter in OPTIONAL_FILES.items():
+        text = "\n".join(sources(load(NB_DIR / chapter), "markdown"))
+        assert f"]({name})" in text, f"{chapter} does not link its optional {name}"
     code = "\n".join(sources(nb, "code"))
     assert "doctor" in code and "ImportError" in code
 
@@ -134,5 +146,6 @@ def test_notebook_executes(path, kernel_env):
             if "application/vnd.jupyter.widget-view+json" in data:
                 widgets += 1
     assert not errors, "\n".join(errors)
-    if chapter_number(path) >= 1:
-        assert widgets >= 2, "an explorer and a quiz should display widgets"
+    number = chapter_number(path)
+    if number is None or number >= 1:
+        assert widgets >= 2, "an explorer and a quiz (or two explorers) should display widgets"

@@ -104,7 +104,9 @@ def test_seed_figures_are_attributed_to_the_right_article(ch01):
     """The 0.8 s step is seed 003's demo program; "60 % to over 90 %" is seed 000's
     claim: chapter 1 called the 0.8 s "the seed's own" step of the article making the claim."""
     assert "With the seed's own 0.8 s step" not in ch01
-    assert "other seed article's demo" in ch01
+    assert "other source article's demo" in ch01
+    assert "A step of the demo program in the NVLink article" in " ".join(ch01.split())
+    assert "The heterogeneous-communication article states this as a fact" in " ".join(ch01.split())
     for step, (staged, nvlink) in {0.8: (0.64, 0.96)}.items():
         grad = cl.gradient_bytes(7e9, bytes_per_element=2)
         u_s = cl.effective_utilisation(step, cl.route_transfer_time_s(grad, "p2p-staged"))

@@ -59,10 +59,10 @@ def test_ch04_explorer_prices_pageable_pieces_by_their_size():
     assert cl.pageable_over_pinned(2.0 ** 26) < 0.2
 
 
-# --- chapter 7: the model against the two calibration curves ---------------------------
-def test_ch07_model_vs_measured_takeaway_states_the_worst_error(notebook_text):
+# --- chapter 7's companion (your_cluster): the model against the two calibration curves --
+def test_model_vs_measured_takeaway_states_the_worst_error(notebook_text):
     """'within about 25 %' was false: on the A100 the model is 31 % high at 1 MiB."""
-    md = _prose(notebook_text("07_sharing_the_load", "markdown"))
+    md = _prose(notebook_text("your_cluster", "markdown"))
     curves = cl.predict.calibration_curves()
     worst = {}
     for (system, coll), c in curves.items():

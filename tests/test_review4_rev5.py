@@ -137,7 +137,7 @@ def test_ch09_boundary_drawing_rates_are_explained():
 
 
 # ---------------------------------------------------------------------------
-# chapter 7: where the 8xH100 curves cross half their plateau
+# chapter 7's companion (your_cluster): where the 8xH100 curves cross half their plateau
 # ---------------------------------------------------------------------------
 def test_ch07_half_plateau_answer_matches_the_explorer():
     """The answer said both curves cross one half between 16 and 32 MiB; the
@@ -154,7 +154,7 @@ def test_ch07_half_plateau_answer_matches_the_explorer():
     meas = np.asarray(d["measured_busbw_bytes_per_s"]) / np.max(d["measured_busbw_bytes_per_s"])
     mshare = dict(zip(mb, meas))
     assert mshare[16 * cl.MiB] < 0.5 < mshare[64 * cl.MiB]
-    answer = _prose(_cell(_nb("07_sharing_the_load"), "be1d69e2"))
+    answer = _prose(_cell(_nb("your_cluster"), "be1d69e2"))   # chapter 7's companion
     assert "both cross one half between 16 and 32 MiB" not in answer
     assert f"{share[8 * cl.MiB]:.0%} at 8 MiB".replace("%", " %") in answer
     assert f"{mshare[64 * cl.MiB]:.0%} at its next dot, 64 MiB".replace("%", " %") in answer

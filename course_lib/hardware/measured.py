@@ -63,9 +63,11 @@ LATENCIES: dict[str, Fact] = {
                           "what the host adds to a lone synchronous copy (API "
                           "call, submission, completion wait), CPU time per call"),
     "dma_setup_seed": Fact(7.5 * US, "s", "n/a",
-                           "seed article 000 (5-10 us), relabelled as end-to-end "
+                           "the heterogeneous-communication article (5-10 us), "
+                           "relabelled as end-to-end "
                            "small-copy latency", True,
-                           "what the seeds call 'DMA setup' (5-10 us); the "
+                           "what the heterogeneous-communication article calls 'DMA setup' "
+                           "(5-10 us); the "
                            "measured end-to-end small copy is pcie_small_copy_sync"),
     "gpudirect_rdma_one_way": Fact(4 * US, "s", "n/a", _OSU_GDR, True,
                                    "GPU to a GPU in another server by GPUDirect "
@@ -86,9 +88,10 @@ LATENCIES: dict[str, Fact] = {
                                "trip): 5.8 us typical, 5.4 us best, on one "
                                "Ethernet-bonded ConnectX port"),
     "tcp_kernel_path": Fact(50 * US, "s", "n/a",
-                            "seed article 000 (unsourced); measure it in the "
+                            "the heterogeneous-communication article (unsourced); "
+                            "measure it in the "
                             "chapter 5 lab", True,
-                            "TCP through the kernel, one way (the seed sets it "
+                            "TCP through the kernel, one way (the article sets it "
                             "beside one-way RDMA figures): tens of us; the "
                             "chapter 5 lab measures a round trip, twice this kind"),
     "pcie_p2p": Fact(_SMALL_COPY_S, "s", "n/a",
