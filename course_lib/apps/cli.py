@@ -4,7 +4,8 @@ Commands
 --------
 predict   nccl-tests-style table of a collective predicted by the model; with
           --from-log, measured vs calibrated model vs a what-if
-lab       run a measurement lab (pageable, batching, kernel-bypass, allreduce, gpu-copies)
+lab       run a measurement lab (pageable, batching, kernel-bypass, pingpong, overlap,
+          allreduce, gpu-copies)
 doctor    check this machine's set-up for the course, with a fix for each problem
 catalog   print the hardware catalog with directions and sources
 site      build the static HTML edition: every chapter executed, plus an index

@@ -24,7 +24,12 @@ name               what it measures                        chapter    needs
                    cost of pinning
 ``batching``       N copies of d bytes vs one of N*d:      4          --
                    per-call overhead
-``kernel-bypass``  ping-pong over loopback TCP vs          5          --
+``kernel-bypass``  a one-way stream of small messages:     5          --
+                   a socket (one send + one recv system
+                   call each) vs a shared-memory ring (no
+                   system call): cost per message, CPU
+                   and kernel time, system calls counted
+``pingpong``       round trips over loopback TCP vs        5          --
                    shared memory: latency, bandwidth
 ``allreduce``      ``comm.Allreduce`` over 2-8 MPI ranks,  7          mpi4py +
                    nccl-tests columns, ring model fit                 mpiexec
@@ -45,8 +50,15 @@ Public API
     course's reference GPU data (``course_lib/data/h200_gpu_copies.json``).
 ``batching_lab(total_bytes=None, piece_sizes_bytes=None, *, quick=False, ...)``
     Variants ``many-small``, ``one-big``; ``per_call_s``, ``per_call_overhead_s``.
+``kernel_stream_lab(sizes_bytes=None, *, quick=False, variants=..., count=None, cpu=None, busy=0, ...)``
+    The ``kernel-bypass`` lab.  Variants ``socket``, ``shared-memory``;
+    ``median_s`` = ``per_message_s`` (wall time of a stream / messages),
+    ``cpu_per_message_s``, ``sys_per_message_s``, ``syscalls_per_message``;
+    summary ``per_message_ratio`` (socket / shared memory, smallest size).
+    ``cpu=`` runs both partners on one CPU, ``busy=`` starts CPU-bound
+    processes beside it (:func:`busy_cpus`); ``explain_stream(result)``.
 ``kernel_bypass_lab(sizes_bytes=None, *, quick=False, variants=..., number=None, timeout_s=10.0, ...)``
-    Variants ``tcp-loopback``, ``shared-memory``; ``median_s`` is the round
+    The ``pingpong`` lab.  Variants ``tcp-loopback``, ``shared-memory``; ``median_s`` is the round
     trip, ``one_way_s`` half of it.  ``wait="auto"`` spins (partners pinned to
     two CPUs) when two CPUs are free, else blocks on a semaphore;
     ``explain_kernel_bypass(result)`` reads a run's numbers in sentences.
@@ -98,6 +110,7 @@ from .harness import (AlphaBetaFit, LabResult, SPREAD_DEFINITION, Timing,
 from .memory import pageable_lab
 from .batching import batching_lab
 from .pingpong import cpu_situation, explain_kernel_bypass, kernel_bypass_lab
+from .stream import busy_cpus, explain_stream, kernel_stream_lab
 from .mpi_allreduce import (allreduce_from_json, allreduce_lab, mpi_available,
                             mpiexec_command)
 from .gpu import gpu_available, gpu_copies_lab
@@ -107,6 +120,7 @@ __all__ = [
     "LAB_NAMES", "run_lab",
     "pageable_lab", "batching_lab", "kernel_bypass_lab", "allreduce_lab",
     "explain_kernel_bypass", "cpu_situation",
+    "kernel_stream_lab", "explain_stream", "busy_cpus",
     "allreduce_from_json", "mpiexec_command", "mpi_available",
     "gpu_copies_lab", "gpu_available", "h200_copies",
     "fit_alpha_beta", "AlphaBetaFit", "time_call", "Timing", "LabResult",
@@ -115,10 +129,12 @@ __all__ = [
 ]
 
 #: The labs, by the names the command line and :func:`run_lab` accept.
-LAB_NAMES = ("pageable", "batching", "kernel-bypass", "allreduce", "gpu-copies")
+LAB_NAMES = ("pageable", "batching", "kernel-bypass", "pingpong", "allreduce",
+             "gpu-copies")
 
 _LABS = {"pageable": pageable_lab, "batching": batching_lab,
-         "kernel-bypass": kernel_bypass_lab, "allreduce": allreduce_lab,
+         "kernel-bypass": kernel_stream_lab, "pingpong": kernel_bypass_lab,
+         "allreduce": allreduce_lab,
          "gpu-copies": gpu_copies_lab}
 
 
