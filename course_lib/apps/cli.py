@@ -118,7 +118,9 @@ def _add_predict(sub) -> None:
                                    "(nccl-tests columns).")
     p.add_argument("collective", nargs="?", default=None,
                    help=f"one of {list(COLLECTIVES)} (with --from-log: the log's)")
-    p.add_argument("--gpu", default="H100")
+    p.add_argument("--gpu", default=None,
+                   help="the GPU, a catalog name (default H100; with --from-log: the GPU "
+                        "the log's device lines name)")
     p.add_argument("--gpus-per-node", type=int, default=None,
                    help="GPUs per node (default 8; with --from-log: ranks / nodes)")
     p.add_argument("--nodes", type=int, default=None,
@@ -183,6 +185,8 @@ def _predict_records(a):
 
     if a.collective is None:
         raise UsageError("predict needs a collective (e.g. allreduce), or --from-log FILE")
+    if a.gpu is None:
+        a.gpu = "H100"
     machine = _machine(a, 1 if a.nodes is None else a.nodes,
                        8 if a.gpus_per_node is None else a.gpus_per_node)
     lo, hi = parse_nccl_size(a.min, "--min"), parse_nccl_size(a.max, "--max")
@@ -248,9 +252,50 @@ def parse_what_if(text: str) -> dict:
     return out
 
 
+def _catalog_gpu(device: str):
+    """The catalog GPU a device line names ("NVIDIA H100 80GB HBM3" -> "H100",
+    "Tesla V100-SXM2-32GB" -> "V100"), or None ("AMD Instinct MI300X",
+    "NVIDIA GB10", "Tesla K80": not in the catalog)."""
+    from course_lib.hardware import GPUS
+
+    hits = [g for g in GPUS
+            if re.search(rf"(?<![A-Z0-9]){re.escape(g.upper())}(?![0-9])", device.upper())]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _log_gpu(a, rows) -> str:
+    """--gpu, or the GPU the log's device lines name; never a silent default."""
+    from course_lib.hardware import GPUS
+
+    devices = list(dict.fromkeys(d for r in rows for d in (r.get("devices") or [])))
+    found = {d: _catalog_gpu(d) for d in devices}
+    if a.gpu is not None:
+        named = {g for g in found.values() if g}
+        if named and named != {a.gpu}:
+            raise UsageError(f"--gpu {a.gpu}, but the log's device lines name "
+                             f"{', '.join(repr(d) for d in devices)}; leave --gpu out to "
+                             f"use the log's, or give the log of a run on {a.gpu}")
+        return a.gpu
+    if not devices:
+        raise UsageError(f"--from-log: the log does not name its GPU (no '# Rank N ... "
+                         f"device N [bus] NAME' lines); pass --gpu, one of {list(GPUS)}")
+    unknown = [d for d, g in found.items() if g is None]
+    if unknown:
+        raise UsageError(f"--from-log: the log ran on {unknown[0]!r}, which is not in the "
+                         f"course's catalog ({', '.join(GPUS)}); pass --gpu NAME to model "
+                         f"it as one of those (the model then describes that GPU, not "
+                         f"this one)")
+    gpus = sorted(set(found.values()))
+    if len(gpus) > 1:
+        raise UsageError(f"--from-log: the log's ranks ran on different GPUs ({gpus}); "
+                         f"pass --gpu to choose the one to model")
+    return gpus[0]
+
+
 def _log_machine(a, rows):
-    """The cluster the log ran on: its rank count and host names, and the
+    """The cluster the log ran on: its GPU, rank count and host names, and the
     machine options (--gpu, --fabric, --nic, ...)."""
+    a.gpu = _log_gpu(a, rows)
     ranks = {r.get("n_ranks") for r in rows} - {None}
     if len(ranks) > 1:
         raise UsageError(f"--from-log: the log holds runs on {sorted(ranks)} ranks; "
