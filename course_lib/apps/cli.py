@@ -6,6 +6,9 @@ predict   nccl-tests-style table of a collective predicted by the model; with
           --from-log, measured vs calibrated model vs a what-if
 lab       run a measurement lab (pageable, batching, kernel-bypass, pingpong, overlap,
           allreduce, gpu-copies)
+trace     read a training job's PyTorch profiler traces (one file per rank): per step
+          compute, communication, hidden and exposed parts, skew between ranks, and
+          each collective's kernel time beside the model on --cluster
 doctor    check this machine's set-up for the course, with a fix for each problem
 catalog   print the hardware catalog with directions and sources
 site      build the static HTML edition: every chapter executed, plus an index
@@ -46,7 +49,7 @@ __all__ = ["main", "build_parser", "parse_nccl_size", "format_table", "COMMANDS"
 
 PROG = "python -m course_lib"
 #: The commands, in the order ``--help`` lists them.
-COMMANDS = ("predict", "lab", "doctor", "catalog", "site", "hub")
+COMMANDS = ("predict", "lab", "trace", "doctor", "catalog", "site", "hub")
 
 _NCCL_SUFFIXES = {"k": 2**10, "m": 2**20, "g": 2**30}
 _NCCL_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kKmMgG])\s*")
@@ -516,6 +519,63 @@ def _add_doctor(sub) -> None:
                                         description=doctor.DESCRIPTION))
 
 
+def _add_trace(sub) -> None:
+    p = sub.add_parser("trace", help="read your job's PyTorch profiler traces",
+                       description="Read a folder of PyTorch profiler (Kineto) traces, one "
+                                   "file per rank, and print per step the compute, the "
+                                   "communication, how much of it compute hid, the exposed "
+                                   "part, the skew between ranks, and each collective's "
+                                   "measured kernel time beside the course's prediction. "
+                                   "How to record one: docs/your_job.md.")
+    p.add_argument("dir", metavar="DIR", help="folder of *.json / *.json.gz traces, one per "
+                                              "rank (--example: a shipped real one)")
+    p.add_argument("--cluster", metavar="SPEC", default=None,
+                   help="the machine to predict on, as cluster_from_spec reads it, e.g. "
+                        "'gpu=H100;gpus_per_node=8;nodes=2;nic=NDR;nics_per_node=8'")
+    p.add_argument("--log", metavar="FILE", default=None,
+                   help="with --cluster: an nccl-tests log of that machine to calibrate on")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(run=_trace, command_parser=p)
+
+
+def _trace(a) -> int:
+    from course_lib.trace import job_report, predict_collectives, read_job
+
+    if a.log is not None and a.cluster is None:
+        raise UsageError("--log calibrates the machine of --cluster; give --cluster too")
+    try:
+        job = read_job(a.dir)
+        log = None
+        if a.log is not None:
+            try:
+                with open(a.log, encoding="utf-8", errors="replace") as fh:
+                    log = fh.read()
+            except OSError as exc:
+                raise UsageError(f"--log: cannot read {a.log!r}: {exc}") from None
+        preds = predict_collectives(job, a.cluster, log=log) if a.cluster else None
+    except UsageError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"trace {a.dir}: {exc}") from None
+    if a.json:
+        print(json.dumps({"summary": job.summary(), "skew": job.skew,
+                          "ranks": [{"rank": r.rank, "path": r.path, "device": r.device,
+                                     "steps": r.steps} for r in job.ranks],
+                          "collectives": preds}, indent=1, default=str))
+        return 0
+    print(job_report(job, preds))
+    s = job.summary()
+    print(f"# median over steps and ranks: step {s['step_s'] * 1e3:.1f} ms, compute "
+          f"{s['compute_s'] * 1e3:.1f} ms, communication {s['comm_s'] * 1e3:.1f} ms of which "
+          f"{s['hidden_share']:.0%} hidden behind compute, exposed {s['exposed_s'] * 1e3:.1f} ms")
+    if preds is None:
+        print("# give --cluster SPEC to put the course's prediction beside each collective")
+    else:
+        print("# measured = the NCCL kernel's duration, which includes waiting for the "
+              "slowest rank to arrive; model = the transfer alone on --cluster")
+    return 0
+
+
 def _add_catalog(sub) -> None:
     p = sub.add_parser("catalog", help="print the hardware catalog",
                        description="Print the hardware catalog as Markdown: every "
@@ -543,7 +603,8 @@ def _add_hub(sub) -> None:
 # ---------------------------------------------------------------------------
 # the parser and the entry point
 # ---------------------------------------------------------------------------
-_ADDERS = {"predict": _add_predict, "lab": _add_lab, "doctor": _add_doctor,
+_ADDERS = {"predict": _add_predict, "lab": _add_lab, "trace": _add_trace,
+           "doctor": _add_doctor,
            "catalog": _add_catalog, "site": _add_site, "hub": _add_hub}
 
 
