@@ -1,4 +1,6 @@
-"""Your own job's trace: read PyTorch profiler (Kineto) traces, one file per rank.
+"""Chapter 8 measured: your own job's profiler traces, and the overlap lab, beside the models.
+
+The traces: PyTorch profiler (Kineto) files, one per rank.
 
 ``torch.profiler`` writes one JSON file per rank (``*.pt.trace.json``, often
 gzipped) in the Chrome trace format: ``traceEvents``, a list of events with
@@ -63,6 +65,7 @@ import numpy as np
 from .units import US
 
 __all__ = ["RankTrace", "Job", "read_rank_trace", "read_job", "predict_collectives",
+           "overlap_vs_model", "overlap_markdown",
            "DTYPE_BYTES", "collective_of_kernel", "example_trace_dir", "job_report"]
 
 #: bytes per element of the dtype names PyTorch writes in ``args["dtype"]``
@@ -438,4 +441,73 @@ def job_report(job: Job, predictions: list | None = None) -> str:
             lines.append(f"{p['collective']:<14}{size:>12}{p['group_size'] or '?':>6}"
                          f"{p['count']:>8}{format_time(p['measured_s']):>11}{model:>11}  "
                          f"{p['note']}")
+    return "\n".join(lines)
+
+
+def overlap_vs_model(result) -> list[dict]:
+    """The overlap lab (:func:`course_lib.measure.overlap_lab`) beside
+    :func:`course_lib.traffic.bucket_overlap_schedule` on the same numbers.
+
+    The model's inputs are measured: the forward pass as set
+    (``metadata["forward_s"]``), the backward pass as the variant's own
+    measured compute (``compute_done_s``, the slowest rank's) minus the
+    forward pass -- on a busy machine the compute of a step that also drives
+    communication runs longer than the compute alone -- and the AllReduce of
+    all gradients as the measured ``comm-K`` of the same bucket count (so the
+    per-bucket start-up is inside it).  For ``straggler-K`` the slowest
+    rank's forward pass is longer by the sleep.  Returns one dict per compared variant: ``variant``,
+    ``measured_s``, ``model_s``, ``ratio`` (measured / model),
+    ``measured_exposed_s``, ``model_exposed_s`` (communication after the
+    compute ended).
+    """
+    from .traffic import bucket_overlap_schedule
+
+    if getattr(result, "skipped", None):
+        raise ValueError(f"the overlap lab was skipped: {result.skipped}")
+    s, m = result.summary, result.metadata
+    if "compute_s" not in s:
+        raise ValueError("the overlap result has no 'compute' variant to take the "
+                         "compute time from")
+    t_fwd = float(m["forward_s"])
+    out = []
+    for r in result.records:
+        kind, k = r["kind"], r["n_buckets"]
+        if kind not in ("sequential", "overlap", "straggler"):
+            continue
+        comm = s.get(f"comm_s_K{k}")
+        if comm is None:
+            continue
+        extra = float(m["straggler_s"]) if kind == "straggler" else 0.0
+        t_bwd = max(r["compute_done_s"] - t_fwd - extra, 0.0)
+        sched = bucket_overlap_schedule(t_bwd, comm, n_buckets=k,
+                                        overlap=kind != "sequential",
+                                        t_forward_s=t_fwd + extra)
+        out.append({"variant": r["variant"], "n_buckets": k, "measured_s": r["median_s"],
+                    "spread_s": r["spread_s"], "model_s": sched["iteration_s"],
+                    "ratio": r["median_s"] / sched["iteration_s"],
+                    "measured_exposed_s": r["exposed_s"],
+                    "model_exposed_s": sched["exposed_comm_s"]})
+    return out
+
+
+def overlap_markdown(result) -> str:
+    """The overlap lab's steps beside the model, as a Markdown table (or the
+    reason the lab was skipped)."""
+    from .units import format_time
+
+    if getattr(result, "skipped", None):
+        return f"The overlap lab was skipped here: {result.skipped}"
+    s, m = result.summary, result.metadata
+    lines = [f"{m['n_ranks']} MPI ranks ({m.get('mpi_library') or 'MPI'}), "
+             f"{m['grad_bytes'] / 2**20:.0f} MiB of gradients; compute alone "
+             f"{format_time(s['compute_s'])}, the AllReduce of all gradients alone "
+             + ", ".join(f"{format_time(v)} in {k[len('comm_s_K'):]} bucket(s)"
+                         for k, v in s.items() if k.startswith("comm_s_K")) + ".", "",
+             "| step | measured (IQR) | model | measured / model | exposed tail: measured | model |",
+             "|---|---|---|---|---|---|"]
+    for r in overlap_vs_model(result):
+        lines.append(f"| {r['variant']} | {format_time(r['measured_s'])} "
+                     f"({format_time(r['spread_s'])}) | {format_time(r['model_s'])} | "
+                     f"{r['ratio']:.2f} | {format_time(r['measured_exposed_s'])} | "
+                     f"{format_time(r['model_exposed_s'])} |")
     return "\n".join(lines)

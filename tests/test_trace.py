@@ -144,3 +144,13 @@ def test_cli_prints_the_report_and_refuses_bad_input(capsys, tmp_path):
     assert "no trace files" in capsys.readouterr().err
     assert cli.main(["trace", d, "--log", "x.txt"]) == 2
     assert "--cluster" in capsys.readouterr().err
+
+
+def test_what_chapter_8_says_about_the_shipped_job(jobs):
+    """Chapter 8's "Your own job" prose reads these numbers off the shipped trace."""
+    job = jobs["hta_sampled_2ranks"]
+    s = job.summary()
+    assert 0.25 < s["comm_s"] / s["step_s"] < 0.4            # "about a third ... in NCCL"
+    assert s["hidden_share"] < 0.2                            # "hides less than a fifth"
+    assert all(k["straggler_rank"] == 1 and 0.025 < k["skew_s"] < 0.035 for k in job.skew)
+    assert 0.55 < s["step_s"] < 0.65                          # "each 0.6 s step"

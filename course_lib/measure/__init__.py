@@ -33,6 +33,10 @@ name               what it measures                        chapter    needs
                    shared memory: latency, bandwidth
 ``allreduce``      ``comm.Allreduce`` over 2-8 MPI ranks,  7          mpi4py +
                    nccl-tests columns, ring model fit                 mpiexec
+``overlap``        a training step per MPI rank: compute,  8          mpi4py +
+                   gradient buckets, Iallreduce after                 mpiexec
+                   or overlapped with the backward pass,
+                   bucket counts, a straggler
 ``gpu-copies``     pinned/pageable H2D/D2H, D2D, small-    3, 4, 7    CuPy + GPU
                    copy latency, P2P, NCCL AllReduce
 =================  ======================================  =========  ===========
@@ -70,6 +74,11 @@ Public API
     ``allreduce_from_json(path)`` reads a cluster run of the worker
     (``mpiexec -n 16 -ppn 8 -hosts a,b python -m course_lib.measure.mpi_worker
     --sizes 1K:1G --out ar.json``); ``mpiexec_command(...)`` builds that line.
+``overlap_lab(n_ranks=2, *, grad_bytes=8 MiB, buckets=(1, 2, 4, 8), forward_s=0.01, backward_s=0.03, straggler_s=0.01, quick=False, ...)``
+    Variants ``compute``, ``comm-K``, ``sequential-K``, ``overlap-K``,
+    ``straggler-K``: ``median_s`` (step, slowest rank), ``compute_done_s``,
+    ``exposed_s``; ``course_lib.trace.overlap_vs_model(result)`` sets
+    ``cl.bucket_overlap_schedule`` on the same numbers beside them.
 ``gpu_copies_lab(sizes_bytes=None, *, quick=False, device=0, variants=..., repeats=None, warmup=2, budget_s=None, multi_gpu=True, progress=True)``
     ``gpu_available() -> (ok, reason, n_devices)``.
 ``fit_alpha_beta(n_bytes, times_s, *, weighting="relative", robust=True) -> AlphaBetaFit``
@@ -113,6 +122,7 @@ from .pingpong import cpu_situation, explain_kernel_bypass, kernel_bypass_lab
 from .stream import busy_cpus, explain_stream, kernel_stream_lab
 from .mpi_allreduce import (allreduce_from_json, allreduce_lab, mpi_available,
                             mpiexec_command)
+from .mpi_overlap import overlap_from_json, overlap_lab
 from .gpu import gpu_available, gpu_copies_lab
 from .reference import h200_copies
 
@@ -122,6 +132,7 @@ __all__ = [
     "explain_kernel_bypass", "cpu_situation",
     "kernel_stream_lab", "explain_stream", "busy_cpus",
     "allreduce_from_json", "mpiexec_command", "mpi_available",
+    "overlap_lab", "overlap_from_json",
     "gpu_copies_lab", "gpu_available", "h200_copies",
     "fit_alpha_beta", "AlphaBetaFit", "time_call", "Timing", "LabResult",
     "records_to_csv", "records_to_array", "plot_records", "load_lab_result",
@@ -130,11 +141,11 @@ __all__ = [
 
 #: The labs, by the names the command line and :func:`run_lab` accept.
 LAB_NAMES = ("pageable", "batching", "kernel-bypass", "pingpong", "allreduce",
-             "gpu-copies")
+             "overlap", "gpu-copies")
 
 _LABS = {"pageable": pageable_lab, "batching": batching_lab,
          "kernel-bypass": kernel_stream_lab, "pingpong": kernel_bypass_lab,
-         "allreduce": allreduce_lab,
+         "allreduce": allreduce_lab, "overlap": overlap_lab,
          "gpu-copies": gpu_copies_lab}
 
 
