@@ -20,9 +20,10 @@ itself, not of the scheduler handing a core from one partner to the other
     slot and bumps its head counter; the consumer sees the head move, copies
     the message out and bumps its tail counter.  **No system call** on the
     data path.  When the ring is empty (or full) the waiting side polls a
-    little and then gives its core away with ``sched_yield`` -- a system
-    call, counted -- so a partner that has nothing to do never holds a busy
-    core for long.
+    little and then sleeps on a pipe; the other side wakes it with a one-byte
+    write once a batch of 64 messages waits (or the ring has room again) --
+    batched wake-ups: a few system calls per thousand messages, counted -- so
+    a partner with nothing to do never holds a busy core.
 
 Per stream the lab reports:
 
@@ -34,8 +35,10 @@ Per stream the lab reports:
     divided by ``count``; ``sys_per_message_s`` is the system (kernel) part;
 ``syscalls_per_message``
     system calls made on the data path, counted by construction: 2 for the
-    socket (a ``send`` and a ``recv``), and for shared memory the
-    ``sched_yield`` calls of a waiting side (usually far below 1);
+    socket (a ``send`` and a ``recv``; checked with ``strace -f -c``: one
+    ``sendto`` and one ``recvfrom`` per message), and for shared memory the
+    wake-ups (a ``poll`` and a ``read`` per sleep, a ``write`` per wake-up;
+    far below 1);
 ``context_switches_per_message``
     voluntary plus involuntary context switches of both partners
     (``getrusage``), per message.
@@ -66,7 +69,7 @@ import numpy as np
 from ..units import check_choice, check_int, check_positive
 from .harness import (LabResult, Timing, check_sizes, check_variants,
                       fit_alpha_beta, machine_info, progress_bar)
-from .pingpong import _context, _pin_self, cpu_situation
+from .pingpong import _Waker, _context, _pin_self, cpu_situation
 
 __all__ = ["kernel_stream_lab", "StreamPath", "SocketStream", "ShmStream",
            "busy_cpus", "explain_stream", "STREAM_VARIANTS",
@@ -81,8 +84,11 @@ STREAM_QUICK_SIZES = (8, 4096)
 _RING_BYTES = 4 << 20           # the ring's slots hold at most this many bytes
 _MAX_SLOTS = 4096
 _HEAD, _TAIL = 0, 8             # int64 counters on two different cache lines
+_C_SLEEP, _P_SLEEP = 4, 12      # "the consumer / producer is asleep" flags
 _HDR = 128
-_SPINS = 64                     # polls before a waiting side yields its core
+_SPINS = 64                     # polls before a waiting side goes to sleep
+_BATCH = 64                     # messages in the ring before a sleeping consumer is woken
+_NAP_S = 1e-3                   # longest sleep: a wake-up missed by a race costs this
 _RUSAGE = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
 
 
@@ -126,10 +132,10 @@ def _consume_socket(sock, n, count, buf, timeout_s):
     return got, seq, 2 * count
 
 
-def _consume_shm(ctrl, ring, n, count, slots, timeout_s):
+def _consume_shm(ctrl, ring, n, count, slots, timeout_s, waker):
     out = bytearray(n)
     t = 0
-    yields = 0
+    calls = 0
     spins = 0
     deadline = None
     stride = n
@@ -137,10 +143,13 @@ def _consume_shm(ctrl, ring, n, count, slots, timeout_s):
         h = ctrl[_HEAD]
         if h == t:
             spins += 1
-            if spins >= _SPINS:
+            if spins >= _SPINS:         # nothing for a while: sleep until woken
                 spins = 0
-                os.sched_yield()
-                yields += 1
+                ctrl[_C_SLEEP] = 1
+                if ctrl[_HEAD] == t:    # announced, then looked again: still empty
+                    waker.wait(_NAP_S)
+                    calls += 2          # poll + read
+                ctrl[_C_SLEEP] = 0
                 now = time.monotonic()
                 if deadline is None:
                     deadline = now + timeout_s
@@ -154,16 +163,21 @@ def _consume_shm(ctrl, ring, n, count, slots, timeout_s):
             out[:] = ring[off:off + n]
             t += 1
         ctrl[_TAIL] = t
+        if ctrl[_P_SLEEP]:              # the producer sleeps on a full ring: room now
+            ctrl[_P_SLEEP] = 0
+            waker.wake()
+            calls += 1
     seq = struct.unpack_from("q", out, 0)[0] if t else -1
-    return t, seq, yields
+    return t, seq, calls
 
 
-def _consumer(kind, cmd, res, endpoint, max_bytes, slots_cap, timeout_s, cpu):
+def _consumer(kind, cmd, res, endpoint, max_bytes, slots_cap, timeout_s, cpu, pipes=None):
     _pin_self(cpu)
-    ctrl = ring = None
+    ctrl = ring = waker = None
     if kind == "shared-memory":
         ctrl = endpoint.buf[:_HDR].cast("q")
         ring = endpoint.buf[_HDR:]
+        waker = _Waker(*pipes)
     else:
         _kernel_timeouts(endpoint, timeout_s)
     buf = bytearray(max_bytes)
@@ -177,7 +191,8 @@ def _consumer(kind, cmd, res, endpoint, max_bytes, slots_cap, timeout_s, cpu):
                 got, seq, calls = _consume_socket(endpoint, n, count, buf, timeout_s)
             else:
                 slots = max(2, min(slots_cap, _RING_BYTES // n))
-                got, seq, calls = _consume_shm(ctrl, ring, n, count, slots, timeout_s)
+                got, seq, calls = _consume_shm(ctrl, ring, n, count, slots, timeout_s,
+                                               waker)
             res.send((got, seq, calls, *(_usage() - u0)))
     except (EOFError, OSError) as exc:     # tell the producer, which raises
         with contextlib.suppress(OSError):
@@ -228,16 +243,18 @@ class StreamPath:
     def __exit__(self, *exc):
         self.close()
 
-    def _start_consumer(self, endpoint):
+    def _start_consumer(self, endpoint, pipes=None):
         cmd_r, self._cmd = self.ctx.Pipe(duplex=False)
         self._res, res_w = self.ctx.Pipe(duplex=False)
         self.proc = self.ctx.Process(
             target=_consumer, args=(self.variant, cmd_r, res_w, endpoint,
                                     self.max_bytes, _MAX_SLOTS, self.timeout_s,
-                                    self.cpu), daemon=True)
+                                    self.cpu, pipes), daemon=True)
         self.proc.start()
         cmd_r.close()
         res_w.close()
+        for conn in pipes or ():
+            conn.close()                # the consumer holds its own ends
 
     def stream(self, n_bytes: int, count: int) -> dict:
         n = check_int(n_bytes, "n_bytes", minimum=8)
@@ -344,16 +361,22 @@ class ShmStream(StreamPath):
             create=True, size=_HDR + max(slots * 8, _RING_BYTES, self.max_bytes * 2))
         self.ctrl = self.shm.buf[:_HDR].cast("q")
         self.ring = self.shm.buf[_HDR:]
-        self._start_consumer(self.shm)
+        # batched wake-ups: a side that found nothing to do for a while sleeps on a
+        # pipe, and the other writes one byte to wake it (a system call, counted)
+        c_r, c_w = self.ctx.Pipe(duplex=False)
+        p_r, p_w = self.ctx.Pipe(duplex=False)
+        self.waker = _Waker(p_r, c_w)
+        self._start_consumer(self.shm, (c_r, p_w))
 
     def _reset(self):
-        self.ctrl[_HEAD] = self.ctrl[_TAIL] = 0     # before the consumer is told
+        for i in (_HEAD, _TAIL, _C_SLEEP, _P_SLEEP):   # before the consumer is told
+            self.ctrl[i] = 0
 
     def _produce(self, n, count):
-        ctrl, ring, seq = self.ctrl, self.ring, self._seq
+        ctrl, ring, seq, waker = self.ctrl, self.ring, self._seq, self.waker
         slots = max(2, min(_MAX_SLOTS, _RING_BYTES // n))
         msg = memoryview(self.payload)[:n]
-        yields = spins = 0
+        calls = spins = 0
         deadline = None
         h = 0
         while h < count:
@@ -361,8 +384,11 @@ class ShmStream(StreamPath):
                 spins += 1
                 if spins >= _SPINS:
                     spins = 0
-                    os.sched_yield()
-                    yields += 1
+                    ctrl[_P_SLEEP] = 1
+                    if h - ctrl[_TAIL] >= slots:
+                        waker.wait(_NAP_S)
+                        calls += 2
+                    ctrl[_P_SLEEP] = 0
                     now = time.monotonic()
                     if deadline is None:
                         deadline = now + self.timeout_s
@@ -377,10 +403,17 @@ class ShmStream(StreamPath):
             ring[off:off + n] = msg
             h += 1
             ctrl[_HEAD] = h
-        return yields
+            if ctrl[_C_SLEEP] and (h - ctrl[_TAIL] >= _BATCH or h == count):
+                ctrl[_C_SLEEP] = 0
+                waker.wake()
+                calls += 1
+        return calls
 
     def close(self):
         self._stop_consumer()
+        if getattr(self, "waker", None) is not None:
+            self.waker.close()
+            self.waker = None
         shm = getattr(self, "shm", None)
         if shm is None:
             return
@@ -460,7 +493,7 @@ def kernel_stream_lab(sizes_bytes=None, *, quick: bool = False,
         Messages per stream (default: ``target_s`` seconds' worth, judged
         from a warm-up stream).
     target_s : float, optional
-        CPU time one stream should take (default 0.1 s, quick 0.03 s); on a
+        CPU time one stream should take (default 0.05 s, quick 0.03 s); on a
         busy machine its wall time is longer.
     timeout_s : float
         Longest wait for the partner at any step, seconds.
@@ -494,7 +527,7 @@ def kernel_stream_lab(sizes_bytes=None, *, quick: bool = False,
         count = check_int(count, "count", minimum=1)
     timeout_s = check_positive(timeout_s, "timeout_s")
     target_s = check_positive(target_s if target_s is not None else
-                              (0.03 if quick else 0.1), "target_s")
+                              (0.03 if quick else 0.05), "target_s")
     if start_method is not None:
         start_method = check_choice(start_method, "start_method",
                                     ["fork", "spawn", "forkserver"])
@@ -602,7 +635,7 @@ def explain_stream(result: LabResult) -> str:
     lines.append(
         f"System calls on the data path, per message: socket "
         f"**{s['socket_syscalls_per_message']:.0f}** (a `send` and a `recv`), shared "
-        f"memory **{s['shm_syscalls_per_message']:.3g}** (only the `sched_yield` of a "
+        f"memory **{s['shm_syscalls_per_message']:.3g}** (only the batched wake-ups of a "
         f"side with nothing to do).  Time in the kernel per message: socket "
         f"{format_time(s['socket_sys_per_message_s'])}, shared memory "
         f"{format_time(s['shm_sys_per_message_s'])}.")
