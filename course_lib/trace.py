@@ -474,7 +474,7 @@ def overlap_vs_model(result) -> list[dict]:
         kind, k = r["kind"], r["n_buckets"]
         if kind not in ("sequential", "overlap", "straggler"):
             continue
-        comm = s.get(f"comm_s_K{k}")
+        comm = s.get(f"comm_K{k}_s")
         if comm is None:
             continue
         extra = float(m["straggler_s"]) if kind == "straggler" else 0.0
@@ -501,8 +501,8 @@ def overlap_markdown(result) -> str:
     lines = [f"{m['n_ranks']} MPI ranks ({m.get('mpi_library') or 'MPI'}), "
              f"{m['grad_bytes'] / 2**20:.0f} MiB of gradients; compute alone "
              f"{format_time(s['compute_s'])}, the AllReduce of all gradients alone "
-             + ", ".join(f"{format_time(v)} in {k[len('comm_s_K'):]} bucket(s)"
-                         for k, v in s.items() if k.startswith("comm_s_K")) + ".", "",
+             + ", ".join(f"{format_time(v)} in {k[len('comm_K'):-2]} bucket(s)"
+                         for k, v in s.items() if k.startswith("comm_K")) + ".", "",
              "| step | measured (IQR) | model | measured / model | exposed tail: measured | model |",
              "|---|---|---|---|---|---|"]
     for r in overlap_vs_model(result):

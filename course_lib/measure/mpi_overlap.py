@@ -76,7 +76,7 @@ def overlap_lab(n_ranks: int = 2, *, grad_bytes=8 << 20, buckets=None,
         Records per variant: ``kind``, ``n_buckets``, ``median_s`` (step, the
         slowest rank), ``compute_done_s``, ``exposed_s`` (= median_s -
         compute_done_s), ``wrong`` in the metadata.  Summary: ``compute_s``,
-        ``comm_s_K<k>``, ``sequential_s_K<k>``, ``overlap_s_K<k>``,
+        ``comm_K<k>_s``, ``sequential_K<k>_s``, ``overlap_K<k>_s``,
         ``straggler_s``.  ``skipped`` says why where MPI is missing.
     """
     n = check_int(n_ranks, "n_ranks", minimum=2, maximum=64)
@@ -164,4 +164,4 @@ def _fill(result: LabResult, data: dict) -> None:
             s["straggler_s"] = r["median_s"]
             s["straggler_buckets"] = k
         else:
-            s[f"{r['kind']}_s_K{k}"] = r["median_s"]
+            s[f"{r['kind']}_K{k}_s"] = r["median_s"]
