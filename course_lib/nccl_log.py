@@ -6,6 +6,10 @@ line per message size and a footer.  The layout has changed over the years
 (read in ``NVIDIA/nccl-tests:src/common.cu``, ``src/util.cu`` and the
 ``print_header`` of each test across the repository's history):
 
+* pasted: the ``#`` that opens each header line is often lost when a log is
+  copied into a document or an issue (``nThread 1 nGpus 1 ...``, ``Rank  0
+  Pid ...``, ``size count type redop root time algbw busbw wrong ...``);
+  those lines are read the same;
 * 2017-2018: ``bytes N type op time algbw busbw res``, time in **ms**, no
   ``(B) (elements)`` units line, device lines ``Rank 0 on host device 0``;
 * 2019-2022: ``size count type redop time algbw busbw error``, time in us;
@@ -89,7 +93,7 @@ _CONCLUDED = re.compile(r"Collective test concluded")
 _PARAMS = re.compile(r"nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
 _VALIDATION = re.compile(r"validation:\s*(\d+)")
 _RANK = re.compile(r"^#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+"
-                   r"device\s+\d+")
+                   r"device\s+\d+(?:\s+\[[^\]]*\])?\s*(.*?)\s*$")
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _NRANKS = re.compile(r"\bnranks (\d+)\b", re.IGNORECASE)
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)")
@@ -102,7 +106,7 @@ _NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$|^(?:N/A|-?nan
 _FRONT = {"size": "size", "bytes": "size", "count": "count", "n": "count", "type": "type",
           "redop": "redop", "op": "redop", "root": "root"}
 _BODY = {"time": "time", "cputime": "time", "algbw": "algbw", "busbw": "busbw",
-         "#wrong": "wrong", "error": "error", "res": "error",
+         "#wrong": "wrong", "wrong": "wrong", "error": "error", "res": "error",
          "i_min": "skip", "i_max": "skip", "i_p99": "skip", "i_cv%": "skip"}
 
 # bus-bandwidth factor of each collective on n ranks (nccl-tests
@@ -175,6 +179,7 @@ class _Run:
         self.n_threads = self.n_gpus = None
         self.validation = None
         self.ranks = []              # (rank, host)
+        self.devices = []            # the device name of each "Rank" line
         self.nranks_info = None
         self.front = self.body = None
         self.has_timestamp = False
@@ -298,7 +303,9 @@ def nccl_tests_runs(text: str) -> list[dict]:
         ``"all_reduce_perf"`` or None when the text does not say),
         ``program_line``, ``nccl_version``, ``nccl_tests_version``,
         ``n_threads``, ``n_gpus_per_process``, ``validation``, ``ranks``
-        (list of (rank, host)), ``n_ranks``, ``hosts``, ``header_line``,
+        (list of (rank, host)), ``n_ranks``, ``hosts``, ``devices`` (the
+        device names the ``Rank`` lines print, e.g. ``"NVIDIA H100 80GB
+        HBM3"``, each once; empty when the log prints none), ``header_line``,
         ``rows`` (as :func:`read_nccl_tests` without the run facts),
         ``out_of_bounds``, ``avg_busbw_bytes_per_s`` (the footer, None if
         absent) and ``concluded``.
@@ -422,6 +429,8 @@ def nccl_tests_runs(text: str) -> list[dict]:
         rk = _RANK.match(body)
         if rk:
             run.ranks.append((int(rk.group(1)), rk.group(2)))
+            if rk.group(3):
+                run.devices.append(rk.group(3))
             continue
         toks = body.split()
         low = [t.lower() for t in toks]
@@ -484,7 +493,8 @@ def nccl_tests_runs(text: str) -> list[dict]:
             "nccl_version": r.nccl_version, "nccl_tests_version": r.tests_version,
             "n_threads": r.n_threads, "n_gpus_per_process": r.n_gpus,
             "validation": r.validation, "ranks": list(r.ranks), "n_ranks": n_ranks,
-            "hosts": hosts, "header_line": r.header_line, "rows": r.rows,
+            "hosts": hosts, "devices": list(dict.fromkeys(r.devices)),
+            "header_line": r.header_line, "rows": r.rows,
             "out_of_bounds": r.out_of_bounds, "avg_busbw_bytes_per_s": r.avg_busbw,
             "concluded": r.concluded,
         })
@@ -535,7 +545,9 @@ def read_nccl_tests(text: str, collective: str | None = None,
         nccl-tests built without MPI under mpirun, each process its own
         communicator -- it is nThread x nGpus),
         ``n_gpus_per_process`` (``-g``), ``hosts`` (host names in rank order,
-        may be empty), ``nccl_version`` (None when the log does not show it),
+        may be empty), ``devices`` (the GPU names the ``Rank`` lines print,
+        each once, e.g. ``["AMD Instinct MI300X"]``; may be empty),
+        ``nccl_version`` (None when the log does not show it),
         ``program`` and ``source_line`` (1-based line of the row in ``text``).
         A value printed as ``N/A``, ``nan`` or ``inf`` is None.  The bandwidths
         are nccl-tests' own: before June 2020 (nccl-tests commit ec1b5e2) its
@@ -588,7 +600,8 @@ def read_nccl_tests(text: str, collective: str | None = None,
                 continue
             rows.append({"collective": coll, **row, "n_ranks": run["n_ranks"],
                          "n_gpus_per_process": run["n_gpus_per_process"],
-                         "hosts": list(run["hosts"]), "nccl_version": run["nccl_version"],
+                         "hosts": list(run["hosts"]), "devices": list(run["devices"]),
+                         "nccl_version": run["nccl_version"],
                          "program": run["program"]})
     return rows
 

@@ -26,6 +26,7 @@ LAYERS = {
     "measure": 3.5,  # beside the models: units, hardware, analytic only
     "nccl_log": 0.5,  # reads nccl-tests output into rows: units only
     "clusters": 3.8,  # the machine and its calibrated link rates: predict and sim read it
+    "trace": 4.3,  # a job's profiler traces beside the predictor (chapter 8)
     "apps": 10,  # course_lib/apps: cli, doctor, site
     "__main__": 12, "__init__": 12,
 }

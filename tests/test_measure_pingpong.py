@@ -113,7 +113,7 @@ def test_one_busy_core_blocks_and_shared_memory_still_wins():
 
 
 def _fake(ratio, wait="spin", oversubscribed=False):
-    r = LabResult(name="kernel-bypass")
+    r = LabResult(name="pingpong")
     r.summary.update({"latency_ratio": ratio, "tcp_rtt_s": 30e-6,
                       "shm_rtt_s": 30e-6 / ratio, "smallest_n_bytes": 8})
     r.metadata.update({"wait": wait, "pinned_cpus": [0, 1] if wait == "spin" else None,
@@ -130,4 +130,4 @@ def test_the_explanation_reads_the_numbers():
     mid = explain_kernel_bypass(_fake(1.5, wait="block"))
     assert "1.5" in mid and "pipe" in mid and "system call" in mid
     assert "**104**" in explain_kernel_bypass(_fake(104.4))        # not 1e+02
-    assert "Run both" in explain_kernel_bypass(LabResult(name="kernel-bypass"))
+    assert "Run both" in explain_kernel_bypass(LabResult(name="pingpong"))

@@ -480,3 +480,92 @@ def test_agrees_with_the_projects_own_transcriptions():
             r = got[int(w["bytes"])]
             assert r["n_ranks"] == int(w["gpus"])
             assert r["time_s"] * 1e6 == pytest.approx(float(w["time_us"]), rel=1e-9), w
+
+
+# --- logs as people paste them (tests/fixtures/nccl_logs/pasted, sources in its README) ----
+PASTED = FIXTURES / "pasted"
+
+
+def pasted(name):
+    return (PASTED / name).read_text(encoding="utf-8")
+
+
+def test_every_pasted_fixture_is_cited():
+    readme = (PASTED / "README.md").read_text()
+    for p in PASTED.glob("*.txt"):
+        assert f"`{p.name}`" in readme
+
+
+def test_header_whose_hashes_were_lost_reads_the_same():
+    """Every header line without its ``#`` -- ``wrong`` for ``#wrong`` too, as
+    documentation pages reproduce it -- gives the same rows and facts."""
+    for name in sorted(LOGS):
+        text = text_of(name)
+        bare = "\n".join(re.sub(r"^(\s*(?:\[[^\]]*\](?:<stdout>:)?)?)#", r"\1", line)
+                         .replace("#wrong", "wrong") for line in text.splitlines())
+        assert "#wrong" not in bare and "# nThread" not in bare and bare != text
+        assert cl.read_nccl_tests(bare, collective=LOGS[name]) == cl.read_nccl_tests(
+            text, collective=LOGS[name]), name
+
+
+def test_pasted_bare_header_names_collective_devices_and_the_missing_rows():
+    """NVIDIA/nccl#583: no ``#`` anywhere, the program only in the mpirun line;
+    the paste stops at the column header, and the error says so."""
+    text = pasted("a100_mpirun_bare_header.txt")
+    with pytest.raises(ValueError, match=r"line 15: the nccl-tests column header has no "
+                                         r"result rows"):
+        cl.read_nccl_tests(text)
+    # one real row of the same shape after it: the program, devices and ranks are read
+    row = ("          32             8   float     sum    21.72    0.00    0.00  0e+00"
+           "    21.60    0.00    0.00  0e+00")
+    runs = nccl_log.nccl_tests_runs(text + row + "\n")
+    assert runs[0]["program"] == "all_reduce_perf" and runs[0]["program_line"] == 1
+    assert runs[0]["devices"] == ["NVIDIA A100-SXM4-40GB"] and runs[0]["n_ranks"] == 8
+    assert runs[0]["hosts"] == ["AI-A100-Beethoven01"]
+
+
+def test_pasted_logs_name_their_gpu():
+    rows = cl.read_nccl_tests(pasted("dgx_spark_gb10_2x1_allreduce.txt"))
+    assert {r["collective"] for r in rows} == {"allreduce"}      # "Collective test starting"
+    assert rows[0]["devices"] == ["NVIDIA GB10"] and rows[0]["n_ranks"] == 2
+    assert rows[0]["hosts"] == ["spark-d708", "spark-dbf4"] and len(rows) == 4
+    mi = cl.read_nccl_tests(pasted("rccl_mi300x_g8_allreduce.txt"), collective="allreduce")
+    assert mi[0]["devices"] == ["AMD Instinct MI300X"] and mi[0]["n_ranks"] == 8
+    assert mi[0]["busbw_bytes_per_s"] == pytest.approx(161.14e9)
+    for name in sorted(LOGS):       # every fixture's device lines name a device
+        assert cl.read_nccl_tests(text_of(name), collective=LOGS[name])[0]["devices"]
+
+
+def _from_log(capsys, path, *extra):
+    from course_lib.apps import cli
+
+    rc = cli.main(["predict", "--from-log", str(path), *extra])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.mark.parametrize("name, device", [("rccl_mi300x_g8_allreduce.txt", "AMD Instinct MI300X"),
+                                          ("dgx_spark_gb10_2x1_allreduce.txt", "NVIDIA GB10")])
+def test_from_log_refuses_a_gpu_the_catalog_lacks_and_names_the_option(capsys, name, device):
+    """An MI300X or GB10 log is never silently modelled as an H100."""
+    extra = ["allreduce"] if "mi300x" in name else []
+    rc, _, err = _from_log(capsys, PASTED / name, *extra, "--nic", "NDR", "--nics-per-node", "1")
+    assert rc == 2 and device in err and "--gpu" in err and "catalog" in err
+
+
+def test_from_log_takes_the_gpu_from_the_device_lines(capsys):
+    log = FIXTURES / "p4d_2x8_efa_mpi_tagged_info.txt"       # A100-SXM4-40GB, 2 nodes
+    rc, out, _ = _from_log(capsys, log, "allreduce", "--nic", "EFA-100", "--nics-per-node", "4")
+    assert rc == 0 and "2 node(s) x 8 A100" in out
+    rc, _, err = _from_log(capsys, log, "allreduce", "--gpu", "H100", "--nic", "EFA-100")
+    assert rc == 2 and "--gpu H100" in err and "A100-SXM4-40GB" in err
+
+
+def test_from_log_without_device_lines_asks_for_gpu(capsys, tmp_path):
+    text = text_of("h100_g8_allreduce_v2.17.txt")
+    bare = tmp_path / "no_devices.txt"
+    bare.write_text("\n".join(ln for ln in text.splitlines() if " Rank " not in ln))
+    rc, _, err = _from_log(capsys, bare, "--gpus-per-node", "8")
+    assert rc == 2 and "does not name its GPU" in err and "--gpu" in err
+    rc, out, _ = _from_log(capsys, bare, "--gpus-per-node", "8", "--gpu", "H100")
+    assert rc == 0 and "8 H100" in out

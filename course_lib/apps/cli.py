@@ -4,7 +4,11 @@ Commands
 --------
 predict   nccl-tests-style table of a collective predicted by the model; with
           --from-log, measured vs calibrated model vs a what-if
-lab       run a measurement lab (pageable, batching, kernel-bypass, allreduce, gpu-copies)
+lab       run a measurement lab (pageable, batching, kernel-bypass, pingpong, overlap,
+          allreduce, gpu-copies)
+trace     read a training job's PyTorch profiler traces (one file per rank): per step
+          compute, communication, hidden and exposed parts, skew between ranks, and
+          each collective's kernel time beside the model on --cluster
 doctor    check this machine's set-up for the course, with a fix for each problem
 catalog   print the hardware catalog with directions and sources
 site      build the static HTML edition: every chapter executed, plus an index
@@ -45,7 +49,7 @@ __all__ = ["main", "build_parser", "parse_nccl_size", "format_table", "COMMANDS"
 
 PROG = "python -m course_lib"
 #: The commands, in the order ``--help`` lists them.
-COMMANDS = ("predict", "lab", "doctor", "catalog", "site", "hub")
+COMMANDS = ("predict", "lab", "trace", "doctor", "catalog", "site", "hub")
 
 _NCCL_SUFFIXES = {"k": 2**10, "m": 2**20, "g": 2**30}
 _NCCL_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kKmMgG])\s*")
@@ -117,7 +121,9 @@ def _add_predict(sub) -> None:
                                    "(nccl-tests columns).")
     p.add_argument("collective", nargs="?", default=None,
                    help=f"one of {list(COLLECTIVES)} (with --from-log: the log's)")
-    p.add_argument("--gpu", default="H100")
+    p.add_argument("--gpu", default=None,
+                   help="the GPU, a catalog name (default H100; with --from-log: the GPU "
+                        "the log's device lines name)")
     p.add_argument("--gpus-per-node", type=int, default=None,
                    help="GPUs per node (default 8; with --from-log: ranks / nodes)")
     p.add_argument("--nodes", type=int, default=None,
@@ -182,6 +188,8 @@ def _predict_records(a):
 
     if a.collective is None:
         raise UsageError("predict needs a collective (e.g. allreduce), or --from-log FILE")
+    if a.gpu is None:
+        a.gpu = "H100"
     machine = _machine(a, 1 if a.nodes is None else a.nodes,
                        8 if a.gpus_per_node is None else a.gpus_per_node)
     lo, hi = parse_nccl_size(a.min, "--min"), parse_nccl_size(a.max, "--max")
@@ -247,9 +255,50 @@ def parse_what_if(text: str) -> dict:
     return out
 
 
+def _catalog_gpu(device: str):
+    """The catalog GPU a device line names ("NVIDIA H100 80GB HBM3" -> "H100",
+    "Tesla V100-SXM2-32GB" -> "V100"), or None ("AMD Instinct MI300X",
+    "NVIDIA GB10", "Tesla K80": not in the catalog)."""
+    from course_lib.hardware import GPUS
+
+    hits = [g for g in GPUS
+            if re.search(rf"(?<![A-Z0-9]){re.escape(g.upper())}(?![0-9])", device.upper())]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _log_gpu(a, rows) -> str:
+    """--gpu, or the GPU the log's device lines name; never a silent default."""
+    from course_lib.hardware import GPUS
+
+    devices = list(dict.fromkeys(d for r in rows for d in (r.get("devices") or [])))
+    found = {d: _catalog_gpu(d) for d in devices}
+    if a.gpu is not None:
+        named = {g for g in found.values() if g}
+        if named and named != {a.gpu}:
+            raise UsageError(f"--gpu {a.gpu}, but the log's device lines name "
+                             f"{', '.join(repr(d) for d in devices)}; leave --gpu out to "
+                             f"use the log's, or give the log of a run on {a.gpu}")
+        return a.gpu
+    if not devices:
+        raise UsageError(f"--from-log: the log does not name its GPU (no '# Rank N ... "
+                         f"device N [bus] NAME' lines); pass --gpu, one of {list(GPUS)}")
+    unknown = [d for d, g in found.items() if g is None]
+    if unknown:
+        raise UsageError(f"--from-log: the log ran on {unknown[0]!r}, which is not in the "
+                         f"course's catalog ({', '.join(GPUS)}); pass --gpu NAME to model "
+                         f"it as one of those (the model then describes that GPU, not "
+                         f"this one)")
+    gpus = sorted(set(found.values()))
+    if len(gpus) > 1:
+        raise UsageError(f"--from-log: the log's ranks ran on different GPUs ({gpus}); "
+                         f"pass --gpu to choose the one to model")
+    return gpus[0]
+
+
 def _log_machine(a, rows):
-    """The cluster the log ran on: its rank count and host names, and the
+    """The cluster the log ran on: its GPU, rank count and host names, and the
     machine options (--gpu, --fabric, --nic, ...)."""
+    a.gpu = _log_gpu(a, rows)
     ranks = {r.get("n_ranks") for r in rows} - {None}
     if len(ranks) > 1:
         raise UsageError(f"--from-log: the log holds runs on {sorted(ranks)} ranks; "
@@ -470,6 +519,63 @@ def _add_doctor(sub) -> None:
                                         description=doctor.DESCRIPTION))
 
 
+def _add_trace(sub) -> None:
+    p = sub.add_parser("trace", help="read your job's PyTorch profiler traces",
+                       description="Read a folder of PyTorch profiler (Kineto) traces, one "
+                                   "file per rank, and print per step the compute, the "
+                                   "communication, how much of it compute hid, the exposed "
+                                   "part, the skew between ranks, and each collective's "
+                                   "measured kernel time beside the course's prediction. "
+                                   "How to record one: docs/your_job.md.")
+    p.add_argument("dir", metavar="DIR", help="folder of *.json / *.json.gz traces, one per "
+                                              "rank (--example: a shipped real one)")
+    p.add_argument("--cluster", metavar="SPEC", default=None,
+                   help="the machine to predict on, as cluster_from_spec reads it, e.g. "
+                        "'gpu=H100;gpus_per_node=8;nodes=2;nic=NDR;nics_per_node=8'")
+    p.add_argument("--log", metavar="FILE", default=None,
+                   help="with --cluster: an nccl-tests log of that machine to calibrate on")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(run=_trace, command_parser=p)
+
+
+def _trace(a) -> int:
+    from course_lib.trace import job_report, predict_collectives, read_job
+
+    if a.log is not None and a.cluster is None:
+        raise UsageError("--log calibrates the machine of --cluster; give --cluster too")
+    try:
+        job = read_job(a.dir)
+        log = None
+        if a.log is not None:
+            try:
+                with open(a.log, encoding="utf-8", errors="replace") as fh:
+                    log = fh.read()
+            except OSError as exc:
+                raise UsageError(f"--log: cannot read {a.log!r}: {exc}") from None
+        preds = predict_collectives(job, a.cluster, log=log) if a.cluster else None
+    except UsageError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"trace {a.dir}: {exc}") from None
+    if a.json:
+        print(json.dumps({"summary": job.summary(), "skew": job.skew,
+                          "ranks": [{"rank": r.rank, "path": r.path, "device": r.device,
+                                     "steps": r.steps} for r in job.ranks],
+                          "collectives": preds}, indent=1, default=str))
+        return 0
+    print(job_report(job, preds))
+    s = job.summary()
+    print(f"# median over steps and ranks: step {s['step_s'] * 1e3:.1f} ms, compute "
+          f"{s['compute_s'] * 1e3:.1f} ms, communication {s['comm_s'] * 1e3:.1f} ms of which "
+          f"{s['hidden_share']:.0%} hidden behind compute, exposed {s['exposed_s'] * 1e3:.1f} ms")
+    if preds is None:
+        print("# give --cluster SPEC to put the course's prediction beside each collective")
+    else:
+        print("# measured = the NCCL kernel's duration, which includes waiting for the "
+              "slowest rank to arrive; model = the transfer alone on --cluster")
+    return 0
+
+
 def _add_catalog(sub) -> None:
     p = sub.add_parser("catalog", help="print the hardware catalog",
                        description="Print the hardware catalog as Markdown: every "
@@ -497,7 +603,8 @@ def _add_hub(sub) -> None:
 # ---------------------------------------------------------------------------
 # the parser and the entry point
 # ---------------------------------------------------------------------------
-_ADDERS = {"predict": _add_predict, "lab": _add_lab, "doctor": _add_doctor,
+_ADDERS = {"predict": _add_predict, "lab": _add_lab, "trace": _add_trace,
+           "doctor": _add_doctor,
            "catalog": _add_catalog, "site": _add_site, "hub": _add_hub}
 
 

@@ -24,10 +24,19 @@ name               what it measures                        chapter    needs
                    cost of pinning
 ``batching``       N copies of d bytes vs one of N*d:      4          --
                    per-call overhead
-``kernel-bypass``  ping-pong over loopback TCP vs          5          --
+``kernel-bypass``  a one-way stream of small messages:     5          --
+                   a socket (one send + one recv system
+                   call each) vs a shared-memory ring (no
+                   system call): cost per message, CPU
+                   and kernel time, system calls counted
+``pingpong``       round trips over loopback TCP vs        5          --
                    shared memory: latency, bandwidth
 ``allreduce``      ``comm.Allreduce`` over 2-8 MPI ranks,  7          mpi4py +
                    nccl-tests columns, ring model fit                 mpiexec
+``overlap``        a training step per MPI rank: compute,  8          mpi4py +
+                   gradient buckets, Iallreduce after                 mpiexec
+                   or overlapped with the backward pass,
+                   bucket counts, a straggler
 ``gpu-copies``     pinned/pageable H2D/D2H, D2D, small-    3, 4, 7    CuPy + GPU
                    copy latency, P2P, NCCL AllReduce
 =================  ======================================  =========  ===========
@@ -45,8 +54,15 @@ Public API
     course's reference GPU data (``course_lib/data/h200_gpu_copies.json``).
 ``batching_lab(total_bytes=None, piece_sizes_bytes=None, *, quick=False, ...)``
     Variants ``many-small``, ``one-big``; ``per_call_s``, ``per_call_overhead_s``.
+``kernel_stream_lab(sizes_bytes=None, *, quick=False, variants=..., count=None, cpu=None, busy=0, ...)``
+    The ``kernel-bypass`` lab.  Variants ``socket``, ``shared-memory``;
+    ``median_s`` = ``per_message_s`` (wall time of a stream / messages),
+    ``cpu_per_message_s``, ``sys_per_message_s``, ``syscalls_per_message``;
+    summary ``per_message_ratio`` (socket / shared memory, smallest size).
+    ``cpu=`` runs both partners on one CPU, ``busy=`` starts CPU-bound
+    processes beside it (:func:`busy_cpus`); ``explain_stream(result)``.
 ``kernel_bypass_lab(sizes_bytes=None, *, quick=False, variants=..., number=None, timeout_s=10.0, ...)``
-    Variants ``tcp-loopback``, ``shared-memory``; ``median_s`` is the round
+    The ``pingpong`` lab.  Variants ``tcp-loopback``, ``shared-memory``; ``median_s`` is the round
     trip, ``one_way_s`` half of it.  ``wait="auto"`` spins (partners pinned to
     two CPUs) when two CPUs are free, else blocks on a semaphore;
     ``explain_kernel_bypass(result)`` reads a run's numbers in sentences.
@@ -58,6 +74,11 @@ Public API
     ``allreduce_from_json(path)`` reads a cluster run of the worker
     (``mpiexec -n 16 -ppn 8 -hosts a,b python -m course_lib.measure.mpi_worker
     --sizes 1K:1G --out ar.json``); ``mpiexec_command(...)`` builds that line.
+``overlap_lab(n_ranks=2, *, grad_bytes=8 MiB, buckets=(1, 2, 4, 8), forward_s=0.01, backward_s=0.03, straggler_s=0.01, quick=False, ...)``
+    Variants ``compute``, ``comm-K``, ``sequential-K``, ``overlap-K``,
+    ``straggler-K``: ``median_s`` (step, slowest rank), ``compute_done_s``,
+    ``exposed_s``; ``course_lib.trace.overlap_vs_model(result)`` sets
+    ``cl.bucket_overlap_schedule`` on the same numbers beside them.
 ``gpu_copies_lab(sizes_bytes=None, *, quick=False, device=0, variants=..., repeats=None, warmup=2, budget_s=None, multi_gpu=True, progress=True)``
     ``gpu_available() -> (ok, reason, n_devices)``.
 ``fit_alpha_beta(n_bytes, times_s, *, weighting="relative", robust=True) -> AlphaBetaFit``
@@ -98,8 +119,10 @@ from .harness import (AlphaBetaFit, LabResult, SPREAD_DEFINITION, Timing,
 from .memory import pageable_lab
 from .batching import batching_lab
 from .pingpong import cpu_situation, explain_kernel_bypass, kernel_bypass_lab
+from .stream import busy_cpus, explain_stream, kernel_stream_lab
 from .mpi_allreduce import (allreduce_from_json, allreduce_lab, mpi_available,
                             mpiexec_command)
+from .mpi_overlap import overlap_from_json, overlap_lab
 from .gpu import gpu_available, gpu_copies_lab
 from .reference import h200_copies
 
@@ -107,7 +130,9 @@ __all__ = [
     "LAB_NAMES", "run_lab",
     "pageable_lab", "batching_lab", "kernel_bypass_lab", "allreduce_lab",
     "explain_kernel_bypass", "cpu_situation",
+    "kernel_stream_lab", "explain_stream", "busy_cpus",
     "allreduce_from_json", "mpiexec_command", "mpi_available",
+    "overlap_lab", "overlap_from_json",
     "gpu_copies_lab", "gpu_available", "h200_copies",
     "fit_alpha_beta", "AlphaBetaFit", "time_call", "Timing", "LabResult",
     "records_to_csv", "records_to_array", "plot_records", "load_lab_result",
@@ -115,10 +140,12 @@ __all__ = [
 ]
 
 #: The labs, by the names the command line and :func:`run_lab` accept.
-LAB_NAMES = ("pageable", "batching", "kernel-bypass", "allreduce", "gpu-copies")
+LAB_NAMES = ("pageable", "batching", "kernel-bypass", "pingpong", "allreduce",
+             "overlap", "gpu-copies")
 
 _LABS = {"pageable": pageable_lab, "batching": batching_lab,
-         "kernel-bypass": kernel_bypass_lab, "allreduce": allreduce_lab,
+         "kernel-bypass": kernel_stream_lab, "pingpong": kernel_bypass_lab,
+         "allreduce": allreduce_lab, "overlap": overlap_lab,
          "gpu-copies": gpu_copies_lab}
 
 

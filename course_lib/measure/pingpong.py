@@ -1,4 +1,8 @@
-"""Lab (chapter 5): the kernel path vs shared memory -- why RDMA bypasses the kernel.
+"""Lab ``pingpong`` (chapter 5): round trips over the kernel path vs shared memory.
+
+The chapter's main kernel-bypass lab is the one-way stream of
+:mod:`course_lib.measure.stream` (robust on a busy core); this one measures
+the round trip, which on a busy core also measures the scheduler.
 
 Two processes on this machine play ping-pong: one sends ``n`` bytes, the
 other sends them back, and the round trip is timed.
@@ -538,7 +542,7 @@ def kernel_bypass_lab(sizes_bytes=None, *, quick: bool = False,
         pin = wait == "spin" and situation["cpus_available"] >= 2
     pinned = (situation["cpus"][-2:] if pin and situation["cpus_available"] >= 2
               and hasattr(os, "sched_setaffinity") else None)
-    lab = "kernel-bypass"
+    lab = "pingpong"
     result = LabResult(name=lab, metadata=machine_info(), plot_y="one_way_s")
     result.metadata.update({"quick": quick, "repeats": repeats, "budget_s": budget_s,
                             "median_s": "round trip", "transport_host": "127.0.0.1",
@@ -546,7 +550,7 @@ def kernel_bypass_lab(sizes_bytes=None, *, quick: bool = False,
     result.metadata.update({k: v for k, v in situation.items() if k != "cpus"})
     bad_echo = []
     bar = progress_bar(range(len(sizes) * len(variants)),
-                       total=len(sizes) * len(variants), desc="kernel-bypass",
+                       total=len(sizes) * len(variants), desc="pingpong",
                        disable=not progress)
     it = iter(bar)
     place = _Placement(pinned)
