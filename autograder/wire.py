@@ -54,9 +54,8 @@ import binascii
 import json
 import math
 import re
-from dataclasses import dataclass
 
-__all__ = ["encode", "encode_rows", "decode", "parse_json", "dumps_json", "Limits", "WireError", "Ungradable",
+__all__ = ["encode", "encode_rows", "Rows", "decode", "parse_json", "dumps_json", "Limits", "WireError", "Ungradable",
            "DTYPES", "RECORDS", "MAX_INT_DIGITS"]
 
 #: NumPy dtypes an array may have (little-endian; one-byte types have no order).
@@ -77,13 +76,16 @@ class Ungradable(TypeError):
     """The writer met a value it cannot express as data (the message names its type)."""
 
 
-@dataclass(frozen=True)
 class Limits:
     """What one text may hold: checked while it is read (and while it is written)."""
 
-    max_bytes: int = 64 * 2**20
-    max_depth: int = 64
-    max_items: int = 1_000_000
+    __slots__ = ("max_bytes", "max_depth", "max_items")
+
+    def __init__(self, max_bytes: int = 64 * 2**20, max_depth: int = 64, max_items: int = 1_000_000):
+        self.max_bytes, self.max_depth, self.max_items = int(max_bytes), int(max_depth), int(max_items)
+
+    def __repr__(self):
+        return f"Limits(max_bytes={self.max_bytes}, max_depth={self.max_depth}, max_items={self.max_items})"
 
 
 # ---------------------------------------------------------------------------
@@ -308,35 +310,48 @@ def encode(value, limits: Limits = Limits(), default=None) -> bytes:
     return "".join(w.out).encode("utf-8")
 
 
-def encode_rows(rows, limits: Limits = Limits(), default=None) -> bytes:
-    """One answer of the sandbox: a list of rows ``[kind, ...]``; the value of a
-    ``["value", v]`` row is written as data, or the row becomes
-    ``["ungradable", why]``.  All rows share ``limits`` (the reader's).
+class Rows:
+    """One answer of the sandbox, row by row: ``["value", v]`` (``v`` written as data, or
+    the row becomes ``["ungradable", why]``) or rows of plain strings and numbers
+    (``["missing"]``, ``["error", name, message]``).  All rows share ``limits``."""
 
-    >>> encode_rows([["missing"], ["value", {1, 2}], ["value", object()]])
-    b'[["missing"],["value",{"set":[1,2]}],["ungradable","a value of type object cannot be graded"]]'
-    """
-    w = _Writer(limits, default)
-    w.put("[")
-    for i, row in enumerate(rows):
-        if i:
-            w.put(",")
-        mark, size, items = len(w.out), w.size, w.items
+    def __init__(self, limits: Limits = Limits(), default=None):
+        self.w = _Writer(limits, default)
+        self.parts = []
+
+    def add(self, row) -> None:
+        w = self.w
+        size, items = w.size, w.items
+        w.out = []
         if row and row[0] == "value":
             try:
                 w.put('["value",')
                 w.value(row[1], 2)
                 w.put("]")
-                continue
+                self.parts.append("".join(w.out))
+                return
             except (Ungradable, RecursionError) as exc:
-                del w.out[mark:]
-                w.size, w.items = size, items
+                w.size, w.items, w.out = size, items, []
                 why = str(exc) if isinstance(exc, Ungradable) else "the value is nested too deeply"
                 row = ["ungradable", why]
-        w.put(json.dumps([str(x)[:2000] if not isinstance(x, (int, type(None))) else x
+        w.put(json.dumps([x if isinstance(x, int) and not isinstance(x, bool) else str(x)[:2000]
                           for x in row], ensure_ascii=True, separators=(",", ":")))
-    w.put("]")
-    return "".join(w.out).encode("utf-8")
+        self.parts.append("".join(w.out))
+
+    def text(self) -> bytes:
+        return ("[" + ",".join(self.parts) + "]").encode("utf-8")
+
+
+def encode_rows(rows, limits: Limits = Limits(), default=None) -> bytes:
+    """:class:`Rows` at once.
+
+    >>> encode_rows([["missing"], ["value", {1, 2}], ["value", object()]])
+    b'[["missing"],["value",{"set":[1,2]}],["ungradable","a value of type object cannot be graded"]]'
+    """
+    out = Rows(limits, default)
+    for row in rows:
+        out.add(row)
+    return out.text()
 
 
 # ---------------------------------------------------------------------------
