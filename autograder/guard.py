@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import resource
 import time
 
 from nbformat.notebooknode import NotebookNode
@@ -245,10 +246,12 @@ class SandboxedGrading(NbGraderPreprocessor):
 
     #: Seconds a notebook may hold the batch beyond its budget: starting the sandbox and
     #: its kernel, the answers' floor (``sandbox_driver.ANSWER_FLOOR_S``), closing.
-    MARGIN_S = 45
+    MARGIN_S = 20
 
     def preprocess(self, nb, resources):
         t0 = time.monotonic()
+        use0 = resource.getrusage(resource.RUSAGE_SELF)
+        judged_s, cost = 0.0, {}
         deadline = t0 + self.notebook_timeout + self.MARGIN_S
         inside = copy.deepcopy(nb)
         tests, setup = {}, []
@@ -272,7 +275,9 @@ class SandboxedGrading(NbGraderPreprocessor):
                 # the judge imports the instructor's modules while the notebook runs
                 referee.start(tests, "\n".join(setup), self.max_value_bytes)
                 reply = box.execute(inside, self.timeout, self.notebook_timeout,
-                                    self.max_value_bytes, self.max_output_bytes)
+                                    self.max_value_bytes, self.max_output_bytes,
+                                    wait_s=deadline - time.monotonic())
+                t_exec = time.monotonic()
                 self._take_outputs(nb, reply.get("executed", {}))
                 self._events(reply.get("events"), resources)
                 over = []
@@ -288,6 +293,7 @@ class SandboxedGrading(NbGraderPreprocessor):
                     return got
 
                 verdicts, problems = referee.run(relay, deadline)
+                judged_s, cost = time.monotonic() - t_exec, referee.cost
                 if over:
                     record_incident("budget", resources, f"the notebook's time budget of "
                                     f"{self.notebook_timeout} s ran out while the tests called its "
@@ -316,7 +322,12 @@ class SandboxedGrading(NbGraderPreprocessor):
                     evalue = res.evalue if res is not None else "no result"
                     cell.outputs.append(_error_output(ename, evalue))
             cap_outputs(cell, self.max_output_bytes)
-        self.log.debug("graded in %.2f s", time.monotonic() - t0)
+        use = resource.getrusage(resource.RUSAGE_SELF)
+        self.log.info("graded %s in %.2f s (tests and answers %.2f s); grader CPU %.2f s, grader "
+                      "peak memory %.0f MiB; judge CPU %.2f s, judge peak memory %.0f MiB",
+                      resources.get("nbgrader", {}).get("student"), time.monotonic() - t0, judged_s,
+                      use.ru_utime + use.ru_stime - use0.ru_utime - use0.ru_stime,
+                      use.ru_maxrss / 1024, cost.get("cpu_s", -1), cost.get("peak_mib", -1))
         return nb, resources
 
     def _events(self, events, resources):

@@ -262,6 +262,9 @@ class Judge:
     def _read(self, raw, n):
         """The rows of an answer of ``n`` rows at most, or None (a problem is noted)."""
         if raw is None:
+            if not any(p.startswith("no answer") for p in self.problems):
+                self.problems.append("no answer to a question of the tests (the kernel died, or "
+                                     "the notebook broke its channel)")
             return None
         try:
             rows = wire.decode(raw, self.limits)
@@ -475,9 +478,12 @@ def main() -> int:
     tests = {str(k): str(v) for k, v in dict(job.get("tests", {})).items()}
     judge = Judge(ask, setup, limits)
     results = judge.run(tests)
+    import resource
+    use = resource.getrusage(resource.RUSAGE_SELF)
     write_frame(out, {"verdicts": {gid: [bool(r.passed), _clean(r.ename, 200), _clean(r.evalue, 4000),
                                          _clean(r.stdout, 20000)] for gid, r in results.items()},
-                      "problems": [_clean(p, 300) for p in judge.problems[:10]]})
+                      "problems": [_clean(p, 300) for p in judge.problems[:10]],
+                      "cost": {"cpu_s": use.ru_utime + use.ru_stime, "peak_mib": use.ru_maxrss / 1024}})
     return 0
 
 

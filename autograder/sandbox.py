@@ -291,14 +291,15 @@ class Sandbox:
         return f" ({tail})" if tail else ""
 
     def execute(self, nb: dict, cell_timeout_s: int, notebook_timeout_s: int,
-                max_value_bytes: int = 64 * 2**20, max_output_bytes: int = 1_000_000) -> dict:
+                max_value_bytes: int = 64 * 2**20, max_output_bytes: int = 1_000_000,
+                wait_s: float | None = None) -> dict:
         """Run the notebook; ``{"executed": nb, "events": [...]}``."""
         self._send({"notebook": nb, "sys_path": sandbox_sys_path(), "cell_timeout_s": cell_timeout_s,
                     "notebook_timeout_s": notebook_timeout_s, "max_value_bytes": max_value_bytes,
                     "max_output_bytes": max_output_bytes})
         # the driver keeps to the budget (a replay included); plus starting the kernel and
         # the last cell's interrupt
-        reply = self._recv(notebook_timeout_s + 40)
+        reply = self._recv(notebook_timeout_s + 40 if wait_s is None else max(1.0, wait_s))
         if not isinstance(reply.get("executed"), dict):
             self.proc.kill()
             raise SandboxError("the sandbox sent no notebook")
@@ -405,6 +406,7 @@ class JudgeBox(Sandbox):
         super().__init__(memory_bytes=memory_bytes, cpu_s=cpu_s, file_bytes=16 * 2**20,
                          max_reply_bytes=16 * 2**20)
         self.limits = wire.Limits(max_bytes=16 * 2**20, max_depth=20, max_items=200_000)
+        self.cost = {}
 
     def __enter__(self):
         cmd = judge_command()
@@ -438,6 +440,9 @@ class JudgeBox(Sandbox):
                     if isinstance(v, list) and len(v) == 4 and isinstance(v[0], bool) \
                             and all(isinstance(x, str) for x in v[1:]):
                         out[gid] = (v[0], _text(v[1], 200), _text(v[2], 4000), _text(v[3], 20000))
+                cost = msg.get("cost")
+                self.cost = {k: float(cost[k]) for k in ("cpu_s", "peak_mib")
+                             if isinstance(cost, dict) and isinstance(cost.get(k), (int, float))}
                 return out, [_text(p, 300) for p in problems[:10] if isinstance(p, str)]
             op, items = msg.get("ask"), msg.get("items")
             if op == "names" and isinstance(items, list) and len(items) <= 10_000 and all(

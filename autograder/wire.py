@@ -32,11 +32,13 @@ A value written twice is written twice (no shared references): a small
 value that refers to itself many times grows until the writer's limits stop
 it.
 
-The reader (:func:`decode`; :func:`parse_json` for plain JSON frames) parses
-the text itself and checks the limits **while reading**: the total size
-before it starts, and the nesting depth, the number of values and the size
-of each number as it meets them, so that no input makes it hold more than a
-small multiple of :data:`Limits.max_bytes`.
+The reader (:func:`decode`; :func:`parse_json` for plain JSON frames) checks
+the limits **while reading**, before it builds anything that could exceed
+them: the total size first, then the number of values and the nesting depth
+(counted outside strings, a linear scan), then, as the C JSON scanner meets
+them, the size of each number and the kind of each tagged object, which is
+built the moment it is read.  No input makes it hold more than a small
+multiple of what :class:`Limits` allows.
 
 >>> import math
 >>> decode(encode({"a": [1, 2.5, (3, None)], 7: {"x"}, "n": math.inf}))
@@ -214,6 +216,14 @@ class _Writer:
         if depth + 6 > self.limits.max_depth:
             raise Ungradable(f"the value is nested deeper than {self.limits.max_depth - 6} levels")
         t = type(v)
+        if t is float and v - v == 0:          # the common kinds first (finite floats)
+            return self.put(repr(v))
+        if t is str:
+            return self.put(json.dumps(v))
+        if t is int and -2**62 < v < 2**62:
+            return self.put(str(v))
+        if t is list:
+            return self.seq("", v, depth)
         mod = getattr(t, "__module__", "") or ""
         if v is None or v is True or v is False:
             return self.put("null" if v is None else "true" if v else "false")
@@ -357,11 +367,6 @@ def encode_rows(rows, limits: Limits = Limits(), default=None) -> bytes:
 # ---------------------------------------------------------------------------
 # reading: a small JSON parser that counts as it goes
 # ---------------------------------------------------------------------------
-_WS = re.compile(r"[ \t\n\r]*")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-_scanstring = json.decoder.scanstring
-
-
 def _build(tag, payload):  # noqa: C901 - one branch per kind of the schema
     if tag == "tuple":
         return tuple(_want_list(payload, tag))
@@ -454,107 +459,65 @@ def _array(p):
     return np.frombuffer(raw, dtype=dtype).reshape(p[1]).copy()
 
 
-def _parse(text: str, limits: Limits, typed: bool):  # noqa: C901 - a parser
-    stack = []              # [container, is_object, pending key]
-    items = 0
-    i = _WS.match(text, 0).end()
-    n = len(text)
-    result, have = None, False
-    while True:
-        if i >= n:
-            raise WireError("the text ends early")
-        ch = text[i]
-        value, is_value = None, True
-        if ch == "[" or ch == "{":
-            items += 1
-            if items > limits.max_items:
-                raise WireError(f"more than {limits.max_items:,} values")
-            if len(stack) >= limits.max_depth:
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(r"[][{}]")
+
+
+def _prescan(text: str, limits: Limits) -> None:
+    """Refuse ``text`` before anything is built if it holds more values, or nests deeper,
+    than ``limits`` allow (counted outside strings: exact for JSON, never less)."""
+    bare = _STRING.sub('""', text)
+    count = bare.count(",") + bare.count(":") + bare.count("[") + bare.count("{") + 1
+    if count > limits.max_items:
+        raise WireError(f"more than {limits.max_items:,} values")
+    depth = 0
+    for m in _BRACKET.finditer(bare):
+        if m.group() in "[{":
+            depth += 1
+            if depth > limits.max_depth:
                 raise WireError(f"nested deeper than {limits.max_depth} levels")
-            stack.append([[] if ch == "[" else {}, ch == "{", None])
-            i = _WS.match(text, i + 1).end()
-            close = "]" if ch == "[" else "}"
-            if i < n and text[i] == close:
-                value, i = stack.pop()[0], i + 1
-                if ch == "{":
-                    if typed:
-                        raise WireError("an empty object is not a value")
-            else:
-                if ch == "{":
-                    if i >= n or text[i] != '"':
-                        raise WireError("an object key must be a string")
-                    key, i = _scanstring(text, i + 1, True)
-                    i = _WS.match(text, i).end()
-                    if i >= n or text[i] != ":":
-                        raise WireError("':' expected after an object key")
-                    stack[-1][2] = key
-                    i = _WS.match(text, i + 1).end()
-                continue
-        elif ch == '"':
-            try:
-                value, i = _scanstring(text, i + 1, True)
-            except ValueError as exc:
-                raise WireError(f"bad string ({exc})") from None
-        elif text.startswith("null", i):
-            value, i = None, i + 4
-        elif text.startswith("true", i):
-            value, i = True, i + 4
-        elif text.startswith("false", i):
-            value, i = False, i + 5
         else:
-            m = _NUMBER.match(text, i)
-            if not m or m.end() == i:
-                raise WireError(f"unexpected character at {i}")
-            digits = m.end() - i
-            if digits > MAX_INT_DIGITS + 30:
-                raise WireError(f"a number of more than {MAX_INT_DIGITS} digits")
-            tok = m.group(0)
-            value = float(tok) if (m.group(1) or m.group(2)) else int(tok)
-            i = m.end()
-        items += 1
-        if items > limits.max_items:
-            raise WireError(f"more than {limits.max_items:,} values")
-        # hand the value to its container; close containers that end here
-        while is_value:
-            if not stack:
-                result, have = value, True
-                break
-            top = stack[-1]
-            if top[1]:
-                if typed and top[0]:
-                    raise WireError("a tagged object has exactly one key")
-                top[0][top[2]] = value
-            else:
-                top[0].append(value)
-            i = _WS.match(text, i).end()
-            if i >= n:
-                raise WireError("the text ends early")
-            ch = text[i]
-            if ch == ",":
-                i = _WS.match(text, i + 1).end()
-                if top[1]:
-                    if i >= n or text[i] != '"':
-                        raise WireError("an object key must be a string")
-                    key, i = _scanstring(text, i + 1, True)
-                    i = _WS.match(text, i).end()
-                    if i >= n or text[i] != ":":
-                        raise WireError("':' expected after an object key")
-                    top[2] = key
-                    i = _WS.match(text, i + 1).end()
-                break
-            if ch != ("}" if top[1] else "]"):
-                raise WireError(f"',' or a closing bracket expected at {i}")
-            i += 1
-            stack.pop()
-            value = top[0]
-            if top[1] and typed:
-                (tag, payload), = value.items()
-                value = _build(tag, payload)
-        if have:
-            break
-    if _WS.match(text, i).end() != n:
-        raise WireError("extra text after the value")
-    return result
+            depth -= 1
+
+
+def _int(token: str) -> int:
+    if len(token) > MAX_INT_DIGITS + 1:
+        raise WireError(f"a number of more than {MAX_INT_DIGITS} digits")
+    return int(token)
+
+
+def _float(token: str) -> float:
+    if len(token) > MAX_INT_DIGITS + 30:
+        raise WireError(f"a number of more than {MAX_INT_DIGITS} digits")
+    return float(token)
+
+
+def _constant(token: str):
+    raise WireError(f"{token} is not JSON (write {{\"float\": \"nan\"}})")
+
+
+def _tagged(pairs):
+    if len(pairs) != 1:
+        raise WireError("a tagged object has exactly one key" if pairs else "an empty object is not a value")
+    return _build(*pairs[0])
+
+
+_TYPED = json.JSONDecoder(object_pairs_hook=_tagged, parse_int=_int, parse_float=_float,
+                          parse_constant=_constant)
+_PLAIN = json.JSONDecoder(object_pairs_hook=dict, parse_int=_int, parse_float=_float,
+                          parse_constant=_constant)
+
+
+def _parse(text: str, limits: Limits, typed: bool):
+    _prescan(text, limits)
+    try:
+        return (_TYPED if typed else _PLAIN).decode(text)
+    except WireError:
+        raise
+    except RecursionError:  # pragma: no cover - the prescan bounds the depth
+        raise WireError("nested too deeply") from None
+    except ValueError as exc:
+        raise WireError(f"not JSON ({str(exc)[:120]})") from None
 
 
 def _text(data, limits: Limits) -> str:
