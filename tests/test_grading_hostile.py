@@ -399,7 +399,7 @@ def _scratch():
 
 
 def sandbox_processes():
-    """Processes that belong to a grading sandbox (driver or kernel) still running."""
+    """Processes that belong to a grading sandbox (driver or kernel) or a judge, still running."""
     alive = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -409,7 +409,8 @@ def sandbox_processes():
                 state = next((l for l in fh if l.startswith("State:")), "")
         except OSError:
             continue
-        if ("/home/student/" in cmd or "/opt/interconnect/ag_driver.py" in cmd) and " Z " not in state:
+        if ("/home/student/" in cmd or "/opt/interconnect/ag_driver.py" in cmd
+                or "-m autograder.judge" in cmd) and " Z " not in state:
             alive.append((pid, cmd[:120]))
     return alive
 
