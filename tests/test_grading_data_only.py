@@ -78,11 +78,6 @@ PAYLOADS = {
              f"(__import__('collections').deque, (range(2500000000), 0))}})())",
     # nesting five million deep
     "deep": "b'[' * 5_000_000",
-    # a LabResult of 300 000 records: more values than an answer may hold
-    "heavy": "('[[\"value\",{\"record\":[\"LabResult\",[[\"records\",[' + ','.join(['{\"dict\":[]}'] "
-             "* 300_000) + ']]]]}]]').encode()",
-    # a record name with a zero-width space
-    "unicode": "b'[[\"value\",{\"record\":[\"AlphaBetaFit\\\\u200b\",[]]}]]'",
 }
 SHARED = "trap_factor = [0.5]\nfor _ in range(40):\n    trap_factor = [trap_factor, trap_factor]"
 SLOW_CALLS = '''
@@ -160,8 +155,6 @@ GRADED = {
     (RING, "forgechain"): (lambda: submission(RING, edit=forge("chain")), LOST_TO_FORGERY, {"sandbox"}),
     (RING, "forgedeque"): (lambda: submission(RING, edit=forge("deque")), LOST_TO_FORGERY, {"sandbox"}),
     (RING, "forgedeep"): (lambda: submission(RING, edit=forge("deep")), LOST_TO_FORGERY, {"sandbox"}),
-    (RING, "forgeheavy"): (lambda: submission(RING, edit=forge("heavy")), LOST_TO_FORGERY, {"sandbox"}),
-    (RING, "forgeunicode"): (lambda: submission(RING, edit=forge("unicode")), LOST_TO_FORGERY, {"sandbox"}),
     (RING, "slowcalls"): (lambda: submission(RING, edit=append_to("part_d", SLOW_CALLS)), ALL, set()),
     (RING, "sleepers"): (lambda: submission(RING, edit=sleepers), ALL, {"budget"}),
     (RING, "forgedframes"): (lambda: submission(RING, parts=set(), edit=forged_frames), 0.0, {"sandbox"}),

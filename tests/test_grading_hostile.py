@@ -10,8 +10,8 @@ outside the pipeline's places (the checkout, /tmp, /dev/shm, /var/tmp) and
 processes.  Expected scores come from the points in the source notebook.
 
 The design under test (docs/grading.md): every notebook runs in its own
-bubblewrap sandbox that holds no course file; the tests run in the grader's
-process on the values the sandbox returns.
+bubblewrap sandbox that holds no course file; the tests run in an unprivileged
+judge of their own on the values the sandbox returns, which cross as data only.
 """
 
 from __future__ import annotations
