@@ -8,9 +8,10 @@ One entry point, ``python -m autograder <verb>``:
               (nbgrader's ``zip_collect``) or from the nbgrader exchange
 ``autograde`` grade every submission in one nbgrader batch per assignment:
               each notebook runs in its own bubblewrap sandbox
-              (:mod:`autograder.sandbox`), the tests are judged in the grader's
-              process (:mod:`autograder.judge`); list who needs a human (dead
-              kernel, time-out, suspicious code)
+              (:mod:`autograder.sandbox`), the tests are judged by an
+              unprivileged process of their own (:mod:`autograder.judge`) on
+              answers that cross as data only (:mod:`autograder.wire`); list who
+              needs a human (dead kernel, time-out, suspicious code)
 ``feedback``  generate HTML feedback (and release it to the exchange if used)
 ``export``    write the gradebook to CSV
 ``all``       release, collect, autograde, feedback, export

@@ -8,11 +8,14 @@ Wired in by ``autograder/nbgrader_config.py``:
 * :class:`SandboxedGrading` (replaces nbgrader's ``Execute``): sends the
   notebook -- with every test cell cut to its *visible* part -- into a fresh
   bubblewrap sandbox (:mod:`autograder.sandbox`), which runs every cell as a
-  kernel would and returns the executed notebook.  Then the full test cells
-  (visible and hidden, from the gradebook) run **here**, in the grader's
-  process (:mod:`autograder.judge`), on the student's values and on the
-  results of the student's functions for the tests' inputs, which the sandbox
-  computes on request.  A failed test becomes an error output in its cell, so
+  kernel would and returns the executed notebook.  The full test cells
+  (visible and hidden, from the gradebook) go to the judge
+  (:mod:`autograder.judge`), a process of its own that is not root, holds no
+  secret and cannot write the course directory (:class:`~autograder.sandbox.JudgeBox`);
+  it runs them on the student's values and on the results of the student's
+  functions for the tests' inputs, which the sandbox computes on request (this
+  process relays the questions and answers unread).  Only verdicts come back,
+  as plain data; a failed test becomes an error output in its cell, so
   nbgrader's ``SaveAutoGrades`` scores each part as usual.
 * :class:`HideHiddenTests` (feedback): the hidden tests' source is not shown.
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import resource
 import time
 
 from nbformat.notebooknode import NotebookNode
@@ -36,7 +40,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from . import judge
-from .sandbox import Sandbox, SandboxError
+from .sandbox import JudgeBox, Sandbox, SandboxError
 
 __all__ = ["RestoreCellMetadata", "SandboxedGrading", "HideHiddenTests", "INCIDENT_LOG_ENV",
            "record_incident", "cap_outputs", "visible_part", "clean_outputs"]
@@ -55,6 +59,24 @@ def record_incident(kind: str, resources: dict | None, detail: str, **extra) -> 
     if path:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
+
+
+#: The text of each kind of event a sandbox may report (it reports only the kind and a cell).
+_EVENT_TEXT = {
+    "timeout": "cell {cell} ran past {timeout} s and was interrupted",
+    "unresponsive": "cell {cell}: the kernel ignored the interrupt after a time-out; the cells "
+                    "before it were run again in a fresh kernel",
+    "dead-kernel": "cell {cell}: the kernel died (os._exit, a signal, or out of memory); the cells "
+                   "before it were run again in a fresh kernel",
+    "budget": "the notebook's time budget of {budget} s ran out at cell {cell}; later cells were "
+              "not run",
+}
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """Text for a log line or a table cell: printable, one line, at most ``limit`` characters."""
+    text = "".join(ch if ch.isprintable() else " " for ch in str(text))
+    return " ".join(text.split())[:limit]
 
 
 def _error_output(ename: str, evalue: str) -> NotebookNode:
@@ -216,11 +238,21 @@ class SandboxedGrading(NbGraderPreprocessor):
                                ).tag(config=True)
     max_output_bytes = Integer(1_000_000, help="Largest output a cell may keep (text or image), "
                                                "bytes; longer ones are cut with a note.").tag(config=True)
-    max_value_bytes = Integer(64 * 2**20, help="Largest value (pickled) the tests may read from "
-                                               "the sandbox, bytes.").tag(config=True)
+    max_value_bytes = Integer(64 * 2**20, help="Largest answer (data-only JSON) the tests may "
+                                               "read from the sandbox, bytes.").tag(config=True)
+    judge_memory_bytes = Integer(2 * 2**30, help="Address-space limit of the judge's process "
+                                                 "(RLIMIT_AS), bytes.").tag(config=True)
+    judge_cpu_s = Integer(300, help="CPU-time limit of the judge's process, seconds.").tag(config=True)
+
+    #: Seconds a notebook may hold the batch beyond its budget: starting the sandbox and
+    #: its kernel, the answers' floor (``sandbox_driver.ANSWER_FLOOR_S``), closing.
+    MARGIN_S = 20
 
     def preprocess(self, nb, resources):
         t0 = time.monotonic()
+        use0 = resource.getrusage(resource.RUSAGE_SELF)
+        judged_s, cost = 0.0, {}
+        deadline = t0 + self.notebook_timeout + self.MARGIN_S
         inside = copy.deepcopy(nb)
         tests, setup = {}, []
         for cell in inside.cells:
@@ -235,25 +267,46 @@ class SandboxedGrading(NbGraderPreprocessor):
         for cell in nb.cells:
             if cell.cell_type == "code" and utils.is_grade(cell):
                 tests[cell.metadata.nbgrader["grade_id"]] = cell.source
+        results = {}
         try:
-            with Sandbox(memory_bytes=self.memory_limit_bytes, cpu_s=self.cpu_limit_s,
-                         file_bytes=self.file_limit_bytes) as box:
+            with JudgeBox(memory_bytes=self.judge_memory_bytes, cpu_s=self.judge_cpu_s) as referee, \
+                    Sandbox(memory_bytes=self.memory_limit_bytes, cpu_s=self.cpu_limit_s,
+                            file_bytes=self.file_limit_bytes) as box:
+                # the judge imports the instructor's modules while the notebook runs
+                referee.start(tests, "\n".join(setup), self.max_value_bytes)
                 reply = box.execute(inside, self.timeout, self.notebook_timeout,
-                                    self.max_value_bytes, self.max_output_bytes)
+                                    self.max_value_bytes, self.max_output_bytes,
+                                    wait_s=deadline - time.monotonic())
+                t_exec = time.monotonic()
                 self._take_outputs(nb, reply.get("executed", {}))
-                for ev in reply.get("events", [])[:50]:
-                    if isinstance(ev, dict) and ev.get("kind") in (
-                            "timeout", "unresponsive", "dead-kernel", "budget"):
-                        record_incident(ev["kind"], resources, str(ev.get("detail", ""))[:500],
-                                        cell_index=ev.get("cell"))
+                self._events(reply.get("events"), resources)
+                over = []
 
-                def ask(op, items):
-                    return box.ask(op, items, self.timeout)
+                def relay(op, items):
+                    left = deadline - time.monotonic()
+                    if left <= 2:
+                        over.append(op)
+                        return {"answer": None}
+                    got = box.ask(op, items, self.timeout, limit_s=left - 2)
+                    if got.pop("budget", False):
+                        over.append(op)
+                    return got
 
-                results = judge.Judge(ask, "\n".join(setup)).run(tests)
+                verdicts, problems = referee.run(relay, deadline)
+                judged_s, cost = time.monotonic() - t_exec, referee.cost
+                if over:
+                    record_incident("budget", resources, f"the notebook's time budget of "
+                                    f"{self.notebook_timeout} s ran out while the tests called its "
+                                    "functions; the calls after it were not made")
+                for p in problems[:1]:
+                    record_incident("sandbox", resources, f"the sandbox sent {_one_line(p)}; "
+                                    "every test that needed it fails")
+                results = {gid: judge.TestResult(*v) for gid, v in verdicts.items() if gid in tests}
+                results.update({gid: judge.TestResult(False, "GradingError", "the judge gave no "
+                                                      "verdict") for gid in tests if gid not in results})
         except SandboxError as exc:
-            record_incident("sandbox", resources, f"the sandbox failed: {exc}")
-            results = {gid: judge.TestResult(False, "SandboxError", f"not graded: {exc}")
+            record_incident("sandbox", resources, f"the sandbox failed: {_one_line(str(exc))}")
+            results = {gid: judge.TestResult(False, "SandboxError", f"not graded: {_one_line(str(exc))}")
                        for gid in tests}
         for cell in nb.cells:
             if cell.cell_type != "code":
@@ -269,8 +322,28 @@ class SandboxedGrading(NbGraderPreprocessor):
                     evalue = res.evalue if res is not None else "no result"
                     cell.outputs.append(_error_output(ename, evalue))
             cap_outputs(cell, self.max_output_bytes)
-        self.log.debug("graded in %.2f s", time.monotonic() - t0)
+        use = resource.getrusage(resource.RUSAGE_SELF)
+        self.log.info("graded %s in %.2f s (tests and answers %.2f s); grader CPU %.2f s, grader "
+                      "peak memory %.0f MiB; judge CPU %.2f s, judge peak memory %.0f MiB",
+                      resources.get("nbgrader", {}).get("student"), time.monotonic() - t0, judged_s,
+                      use.ru_utime + use.ru_stime - use0.ru_utime - use0.ru_stime,
+                      use.ru_maxrss / 1024, cost.get("cpu_s", -1), cost.get("peak_mib", -1))
         return nb, resources
+
+    def _events(self, events, resources):
+        """The sandbox's events as incidents: only a known kind and a cell index are taken
+        from it; the text is the grader's own."""
+        seen = set()
+        for ev in (events if isinstance(events, list) else [])[:20]:
+            if not isinstance(ev, dict):
+                continue
+            kind, index = ev.get("kind"), ev.get("cell")
+            if kind not in _EVENT_TEXT or not isinstance(index, int) or isinstance(index, bool) \
+                    or not 0 <= index < 100_000 or (kind, index) in seen:
+                continue
+            seen.add((kind, index))
+            record_incident(kind, resources, _EVENT_TEXT[kind].format(
+                cell=index, timeout=self.timeout, budget=self.notebook_timeout), cell_index=index)
 
     @staticmethod
     def _take_outputs(nb, executed):

@@ -1,14 +1,15 @@
-"""The judge: run the hidden tests in the grader's own process, on the student's values.
+"""The judge: run the hidden tests on the student's values, in a process of its own.
 
 A test cell of ``solutions/`` is ordinary Python with ``assert`` statements.
-It is never sent to the sandbox.  The judge runs it here, in a namespace
-holding the real builtins, the instructor's imports (from the notebook's
-locked cells) and, for every other name the test *reads* but does not define,
-a stand-in for the student's object:
+It is never sent to the sandbox.  The judge runs it in a namespace holding the
+real builtins, the instructor's imports (from the notebook's locked cells) and,
+for every other name the test *reads* but does not define, a stand-in for the
+student's object:
 
 * a **value** (a number, an array, a course_lib record): fetched once from the
-  sandbox as pickled data and decoded by :class:`SafeUnpickler` -- NumPy,
-  builtin containers and course_lib / networkx classes only, so nothing the
+  sandbox in the data-only encoding of :mod:`autograder.wire` and read as data
+  -- numbers, strings, containers, NumPy arrays and the registered course_lib
+  and networkx records, rebuilt here from checked fields -- so nothing the
   student wrote (an ``__eq__`` that is always true, a ``__reduce__`` trick)
   can arrive;
 * a **function**: a :class:`StudentFunction` whose call returns the value the
@@ -24,6 +25,12 @@ with every value known, decides its grade.
 What reaches the sandbox: the names a test reads and the arguments it passes.
 What never does: the test code, the expected values, the tolerances.
 
+``python -m autograder.judge`` is the judge's own process (:func:`main`): the
+grader starts it unprivileged, in a sandbox of its own
+(:class:`autograder.sandbox.JudgeBox`), sends it the tests, relays its
+questions to the notebook's sandbox and takes back only verdicts, as plain
+JSON.  It never sees the gradebook, the course directory or another student.
+
 >>> from autograder.judge import free_names
 >>> sorted(free_names("import math\\nfor n in (2, 3):\\n    assert math.isclose(f(n), g(n) + k)"))
 ['f', 'g', 'k']
@@ -32,61 +39,21 @@ What never does: the test code, the expected values, the tolerances.
 from __future__ import annotations
 
 import ast
+import base64
 import builtins
 import contextlib
 import io
 import math
-import pickle
+import os
+import struct
+import sys
 
-__all__ = ["SafeUnpickler", "free_names", "instructor_imports", "Judge", "UNKNOWN",
-           "StudentError", "TestResult"]
+from . import wire
+
+__all__ = ["free_names", "instructor_imports", "Judge", "UNKNOWN", "StudentError", "TestResult",
+           "main"]
 
 MAX_ROUNDS = 25
-
-
-# ---------------------------------------------------------------------------
-# decoding the sandbox's answers: data, never code
-# ---------------------------------------------------------------------------
-_NUMPY_OK = {"_reconstruct", "scalar", "ndarray", "dtype", "_frombuffer"}
-_BUILTINS_OK = {"set", "frozenset", "complex", "slice", "range", "bytearray", "bytes", "list",
-                "dict", "tuple", "int", "float", "str", "bool"}
-
-
-class SafeUnpickler(pickle.Unpickler):
-    """Unpickles data, never code: NumPy arrays/scalars, builtin containers and
-    classes (not functions) of ``course_lib``, ``networkx``, ``fractions``,
-    ``decimal`` and ``datetime``.
-
-    >>> import io, os, pickle
-    >>> SafeUnpickler(io.BytesIO(pickle.dumps({"a": [1, 2.5]}))).load()
-    {'a': [1, 2.5]}
-    >>> SafeUnpickler(io.BytesIO(pickle.dumps(os.system))).load()
-    Traceback (most recent call last):
-    ...
-    _pickle.UnpicklingError: posix.system is not allowed in a value
-    """
-
-    def find_class(self, module, name):
-        if module.startswith("numpy") and module.split(".")[-1] in (
-                "numpy", "multiarray", "numeric") and name in _NUMPY_OK:
-            return super().find_class(module, name)
-        if module in ("numpy", "numpy.dtypes") and name.endswith("DType"):
-            return super().find_class(module, name)
-        if module == "builtins" and name in _BUILTINS_OK:
-            return super().find_class(module, name)
-        if module == "collections" and name in ("OrderedDict", "deque"):
-            return super().find_class(module, name)
-        if module == "copyreg" and name == "_reconstructor":
-            return super().find_class(module, name)
-        if module.split(".")[0] in ("course_lib", "networkx", "fractions", "decimal", "datetime"):
-            obj = super().find_class(module, name)
-            if isinstance(obj, type):
-                return obj
-        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a value")
-
-
-def loads(blob: bytes):
-    return SafeUnpickler(io.BytesIO(blob)).load()
 
 
 # ---------------------------------------------------------------------------
@@ -216,11 +183,10 @@ class _HasUnknown(Exception):
     pass
 
 
-class _ArgPickler(pickle.Pickler):
-    def persistent_id(self, obj):
-        if obj is UNKNOWN:
-            raise _HasUnknown()
-        return None
+def _no_unknown(obj):
+    if obj is UNKNOWN:
+        raise _HasUnknown()
+    raise wire.Ungradable(f"a value of type {type(obj).__name__} cannot be sent")
 
 
 class StudentFunction:
@@ -233,9 +199,7 @@ class StudentFunction:
     def __call__(self, *args, **kwargs):
         run = _Run.current
         try:
-            buf = io.BytesIO()
-            _ArgPickler(buf, protocol=4).dump((args, kwargs))
-            blob = buf.getvalue()
+            blob = wire.encode((args, kwargs), default=_no_unknown).decode("ascii")
         except _HasUnknown:          # an argument is itself a result not known yet
             run.missed = True
             return UNKNOWN
@@ -284,66 +248,76 @@ class TestResult:
 class Judge:
     """Runs test cells against a sandbox that answers ``names`` and ``calls`` questions.
 
-    ``ask(op, items)`` returns the sandbox's pickled answer (untrusted bytes) or None."""
+    ``ask(op, items)`` returns the sandbox's answer (untrusted bytes in the encoding of
+    :mod:`autograder.wire`) or None.  ``problems`` lists answers that were not data."""
 
-    def __init__(self, ask, setup_code: str):
+    def __init__(self, ask, setup_code: str, limits: wire.Limits = wire.Limits()):
         self.ask = ask
         self.setup_code = setup_code
+        self.limits = limits
         self.answers = {}
         self.values = {}
+        self.problems = []
+
+    def _read(self, raw, n):
+        """The rows of an answer of ``n`` rows at most, or None (a problem is noted)."""
+        if raw is None:
+            if not any(p.startswith("no answer") for p in self.problems):
+                self.problems.append("no answer to a question of the tests (the kernel died, or "
+                                     "the notebook broke its channel)")
+            return None
+        try:
+            rows = wire.decode(raw, self.limits)
+        except wire.WireError as exc:
+            self.problems.append(f"an answer that is not data ({str(exc)[:200]})")
+            return None
+        if not isinstance(rows, list) or len(rows) > n or not all(
+                isinstance(r, list) and r and isinstance(r[0], str) for r in rows):
+            self.problems.append("an answer that is not a list of rows")
+            return None
+        return rows
 
     def _fetch_names(self, names):
         names = sorted(n for n in names if n not in self.values)
         if not names:
             return
-        raw = self.ask("names", names)
-        try:
-            rows = loads(raw) if raw is not None else None
-        except Exception:
-            rows = None
-        if not isinstance(rows, list) or len(rows) != len(names):
+        rows = self._read(self.ask("names", names), len(names))
+        if rows is None or len(rows) != len(names):
             for n in names:
                 self.values[n] = _Missing(n, "the sandbox did not answer")
             return
         for n, row in zip(names, rows):
-            kind = row[0] if isinstance(row, tuple) and row else None
+            kind = row[0]
             if kind == "callable":
                 self.values[n] = StudentFunction(n)
-            elif kind == "value" and isinstance(row[1], bytes):
-                try:
-                    self.values[n] = loads(row[1])
-                except Exception as exc:
-                    self.values[n] = _Missing(n, f"it is not plain data ({exc})")
+            elif kind == "value" and len(row) == 2:
+                self.values[n] = row[1]
             elif kind == "missing":
                 self.values[n] = _Missing(n, "your notebook does not define it")
-            elif kind == "too-large":
-                self.values[n] = _Missing(n, "its value is too large to grade")
+            elif kind == "ungradable" and len(row) == 2:
+                self.values[n] = _Missing(n, f"{str(row[1])[:300]}: use numbers, strings, lists, "
+                                             "dicts, NumPy arrays or course_lib results")
             else:
-                self.values[n] = _Missing(n, f"it is not plain data ({row[1] if len(row) > 1 else '?'})")
+                self.values[n] = _Missing(n, "the sandbox sent an unreadable answer")
 
     def _answer_calls(self, wanted):
-        items = list(wanted.values())
-        raw = self.ask("calls", items)
-        try:
-            rows = loads(raw) if raw is not None else None
-        except Exception:
-            rows = None
-        if not isinstance(rows, list) or len(rows) > len(items):
-            rows = []
+        items = [list(v) for v in wanted.values()]
+        rows = self._read(self.ask("calls", items), len(items)) or []
         # a shorter answer: the calls after the last answered one never returned
-        rows = list(rows) + [("error", "TimeoutError", "no answer: the call ran past the time "
-                              "limit, or the kernel died")] * (len(items) - len(rows))
+        rows = list(rows) + [["error", "TimeoutError", "no answer: the call ran past the time "
+                              "limit, or the kernel died"]] * (len(items) - len(rows))
         for key, row in zip(wanted, rows):
-            if isinstance(row, tuple) and row and row[0] == "value" and isinstance(row[1], bytes):
-                try:
-                    self.answers[key] = ("value", loads(row[1]))
-                except Exception as exc:
-                    self.answers[key] = ("error", "NotPlainData",
-                                         f"the result is not plain data ({exc})")
-            elif isinstance(row, tuple) and len(row) == 3 and row[0] == "error":
+            kind = row[0]
+            if kind == "value" and len(row) == 2:
+                self.answers[key] = ("value", row[1])
+            elif kind == "error" and len(row) == 3:
                 self.answers[key] = ("error", str(row[1])[:100], str(row[2])[:500])
-            elif isinstance(row, tuple) and row and row[0] in ("unpicklable", "too-large"):
-                self.answers[key] = ("error", "NotPlainData", f"the result cannot be graded ({row[0]})")
+            elif kind == "budget":
+                self.answers[key] = ("error", "TimeoutError", "not called: the notebook's time "
+                                     "budget was used up")
+            elif kind == "ungradable" and len(row) == 2:
+                self.answers[key] = ("error", "NotPlainData", f"the result cannot be graded: "
+                                     f"{str(row[1])[:300]}")
             else:
                 self.answers[key] = ("error", "SandboxError", "unreadable answer")
 
@@ -439,3 +413,79 @@ class Judge:
         for gid in pending:
             results[gid] = TestResult(False, "GradingError", f"not decided after {MAX_ROUNDS} rounds")
         return results
+
+
+# ---------------------------------------------------------------------------
+# the judge's own process
+# ---------------------------------------------------------------------------
+#: Largest frame the judge reads from the grader (an answer of the sandbox, base64).
+MAX_FRAME = 200 * 2**20
+
+
+def read_frame(stream, limits=wire.Limits(max_bytes=MAX_FRAME, max_items=100_000)):
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    (n,) = struct.unpack(">Q", head)
+    if n > limits.max_bytes:
+        raise ValueError(f"frame of {n} bytes is larger than {limits.max_bytes}")
+    data = stream.read(n)
+    if len(data) < n:
+        return None
+    return wire.parse_json(data, limits)
+
+
+def write_frame(stream, obj):
+    data = wire.dumps_json(obj)
+    stream.write(struct.pack(">Q", len(data)) + data)
+    stream.flush()
+
+
+def _clean(text, limit):
+    return str(text)[:limit].encode("utf-8", "replace").decode("utf-8")
+
+
+def main() -> int:
+    """Judge one notebook: read ``{"tests", "setup", "max_value_bytes"}``, ask the grader
+    ``{"ask": op, "items": [...]}`` (answered ``{"answer": base64 or null}``), end with
+    ``{"verdicts": {grade_id: [passed, ename, evalue, stdout]}, "problems": [...]}``."""
+    out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    inp = sys.stdin.buffer
+    job = read_frame(inp)
+    if not isinstance(job, dict):
+        return 2
+    setup = str(job.get("setup", ""))
+    try:                         # the instructor's imports, once, while the notebook runs
+        exec(compile(setup, "<instructor imports>", "exec"), {"__name__": "__grader__"})
+    except Exception:  # noqa: BLE001 - the same error is reported per test below
+        pass
+    limits = wire.Limits(max_bytes=int(job.get("max_value_bytes", 64 * 2**20)))
+
+    def ask(op, items):
+        write_frame(out, {"ask": op, "items": items})
+        reply = read_frame(inp)
+        answer = reply.get("answer") if isinstance(reply, dict) else None
+        if not isinstance(answer, str):
+            return None
+        try:
+            return base64.b64decode(answer, validate=True)
+        except ValueError:
+            return b"(not base64)"
+
+    tests = {str(k): str(v) for k, v in dict(job.get("tests", {})).items()}
+    judge = Judge(ask, setup, limits)
+    results = judge.run(tests)
+    import resource
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    write_frame(out, {"verdicts": {gid: [bool(r.passed), _clean(r.ename, 200), _clean(r.evalue, 4000),
+                                         _clean(r.stdout, 20000)] for gid, r in results.items()},
+                      "problems": [_clean(p, 300) for p in judge.problems[:10]],
+                      "cost": {"cpu_s": use.ru_utime + use.ru_stime, "peak_mib": use.ru_maxrss / 1024}})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

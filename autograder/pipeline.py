@@ -441,6 +441,7 @@ class Course:
             self.nbgrader("autograde", assignment, "--force", f"--student={s}")
         done = self._graded(assignment)
         incidents = self._incidents()[first:]
+        wanted = list(dict.fromkeys(wanted))
         rows = self.grades(assignment, wanted)
         for row in rows:
             if row.student not in done:
@@ -464,10 +465,12 @@ class Course:
                 else:
                     entry.update(status="graded", score=row.score,
                                  notes="; ".join(row.incidents + row.flags))
-            elif entry.get("status") == "manual" and row is None and not students:
-                rows.append(GradeRow(entry["student"], assignment, None,
-                                     rows[0].max_score if rows else 0.0,
-                                     incidents=[f"manual: {entry.get('reason', '')}"]))
+            elif entry.get("status") == "manual" and not students and \
+                    entry.get("student") and entry["student"] not in by_student:
+                by_student[entry["student"]] = GradeRow(
+                    entry["student"], assignment, None, rows[0].max_score if rows else 0.0,
+                    incidents=[f"manual: {entry.get('reason', '')}"])
+                rows.append(by_student[entry["student"]])
         if report:
             self._write_report(assignment, report)
         self.say(format_table(rows))
@@ -589,14 +592,26 @@ def validate_notebook(path: str, timeout_s: int = 60) -> tuple[bool, str]:
     return not lines, "\n".join(lines)
 
 
+def _one_line(text) -> str:
+    """A table cell: printable characters on one line (a note can never start a row)."""
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in str(text)).split())
+
+
 def format_table(rows: list[GradeRow]) -> str:
-    """A plain-text results table, then who needs a human and why."""
+    """A plain-text results table, then who needs a human and why: one row per student
+    (the first of any repeats), every cell on one line, from the grader's own records."""
     lines = [f"{'student':<16} {'assignment':<20} {'score':>7} {'max':>5}  notes"]
+    seen, human = set(), []
     for r in rows:
+        if (r.student, r.assignment) in seen:
+            continue
+        seen.add((r.student, r.assignment))
         score = "MANUAL" if r.score is None else f"{r.score:g}"
-        notes = "; ".join(r.incidents + [f"flag: {f}" for f in r.flags])
-        lines.append(f"{r.student:<16} {r.assignment:<20} {score:>7} {r.max_score:>5g}  {notes}")
-    human = [r for r in rows if r.needs_human]
+        notes = _one_line("; ".join(dict.fromkeys(r.incidents + [f"flag: {f}" for f in r.flags])))
+        lines.append(f"{_one_line(r.student):<16} {r.assignment:<20} {score:>7} {r.max_score:>5g}  "
+                     f"{notes[:600]}")
+        if r.needs_human and r.student not in human:
+            human.append(r.student)
     if human:
-        lines.append(f"needs a human: {', '.join(r.student for r in human)}")
+        lines.append(f"needs a human: {', '.join(_one_line(s) for s in human)}")
     return "\n".join(lines)

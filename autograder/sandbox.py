@@ -41,12 +41,23 @@ import subprocess
 import sys
 import threading
 
-from . import REPO_ROOT
+from . import REPO_ROOT, wire
 
-__all__ = ["SandboxError", "Sandbox", "check", "sandbox_command", "ENV_ALLOW", "describe",
-           "explain_failure"]
+__all__ = ["SandboxError", "Sandbox", "JudgeBox", "check", "sandbox_command", "judge_command",
+           "judge_user", "ENV_ALLOW", "JUDGE_ENV", "describe", "explain_failure"]
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_driver.py")
+WIRE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire.py")
+PACKAGE = os.path.dirname(os.path.abspath(__file__))
+#: The unprivileged account the judge runs as when the grader is root.
+JUDGE_USER = "ag-judge"
+#: The judge's whole environment (nothing of the grader's: no secret, no path of the course).
+JUDGE_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+             "TZ": "UTC", "TMPDIR": "/tmp", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/.mpl",
+             "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+             "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+#: Limits of what the grader reads from a sandbox or a judge (checked while reading).
+FRAME_LIMITS = wire.Limits(max_bytes=128 * 2**20, max_depth=100, max_items=2_000_000)
 #: Where course_lib and the driver appear inside the sandbox.
 INSIDE = "/opt/interconnect"
 HOME = "/home/student"
@@ -72,8 +83,10 @@ class SandboxError(RuntimeError):
 def _python_trees() -> list[str]:
     """Read-only trees the interpreter needs: its prefix, the venv, where the binary lives."""
     exe = os.path.realpath(sys.executable)
-    trees = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), os.path.abspath(sys.prefix),
+    trees = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix),
              os.path.dirname(os.path.dirname(exe))}
+    if not os.path.islink(os.path.abspath(sys.prefix)):   # a linked venv is linked inside too
+        trees.add(os.path.abspath(sys.prefix))
     # sys.path entries outside those (a site-packages elsewhere)
     for p in sys.path:
         if p and os.path.isabs(p) and os.path.isdir(p) and "site-packages" in p:
@@ -92,7 +105,8 @@ def sandbox_sys_path() -> list[str]:
             continue
         # only what lies inside the mounted interpreter and venv: never the working
         # directory (the course directory, when nbgrader runs), never the repository
-        if not any(p == t or p.startswith(t + os.sep) for t in trees):
+        real = os.path.realpath(p)
+        if not any(q == t or q.startswith(t + os.sep) for t in trees for q in (p, real)):
             continue
         if p not in paths:
             paths.append(p)
@@ -146,6 +160,7 @@ def sandbox_command(cell_timeout_s: int = 30) -> list[str]:
         args += ["--symlink", os.path.realpath(venv), venv]
     args += ["--ro-bind", os.path.join(REPO_ROOT, "course_lib"), INSIDE + "/course_lib",
              "--ro-bind", DRIVER, INSIDE + "/ag_driver.py",
+             "--ro-bind", WIRE, INSIDE + "/ag_wire.py",
              "--dir", HOME, "--chdir", HOME,
              "--remount-ro", "/",          # the root and its folders: read-only too
              "--clearenv"]
@@ -184,6 +199,8 @@ class Sandbox:
                  file_bytes: int = 256 * 2**20, max_reply_bytes: int = 128 * 2**20):
         self.memory_bytes, self.cpu_s, self.file_bytes = memory_bytes, cpu_s, file_bytes
         self.max_reply_bytes = max_reply_bytes
+        self.limits = wire.Limits(max_bytes=max_reply_bytes, max_depth=FRAME_LIMITS.max_depth,
+                                  max_items=FRAME_LIMITS.max_items)
         self.proc = None
         self._stderr = b""
 
@@ -252,7 +269,7 @@ class Sandbox:
                     return
                 data = self.proc.stdout.read(n)
                 if len(data) == n:
-                    result["value"] = json.loads(data.decode("utf-8"))
+                    result["value"] = wire.parse_json(data, self.limits)
             except Exception as exc:  # a garbled reply: the student's own process wrote it
                 result["error"] = f"unreadable reply ({type(exc).__name__})"
 
@@ -274,37 +291,176 @@ class Sandbox:
         return f" ({tail})" if tail else ""
 
     def execute(self, nb: dict, cell_timeout_s: int, notebook_timeout_s: int,
-                max_value_bytes: int = 64 * 2**20, max_output_bytes: int = 1_000_000) -> dict:
+                max_value_bytes: int = 64 * 2**20, max_output_bytes: int = 1_000_000,
+                wait_s: float | None = None) -> dict:
         """Run the notebook; ``{"executed": nb, "events": [...]}``."""
         self._send({"notebook": nb, "sys_path": sandbox_sys_path(), "cell_timeout_s": cell_timeout_s,
                     "notebook_timeout_s": notebook_timeout_s, "max_value_bytes": max_value_bytes,
                     "max_output_bytes": max_output_bytes})
-        # the driver's own budget plus start-up and a replay after a dead kernel
-        reply = self._recv(2 * notebook_timeout_s + 4 * cell_timeout_s + 90)
+        # the driver keeps to the budget (a replay included); plus starting the kernel and
+        # the last cell's interrupt
+        reply = self._recv(notebook_timeout_s + 40 if wait_s is None else max(1.0, wait_s))
         if not isinstance(reply.get("executed"), dict):
             self.proc.kill()
             raise SandboxError("the sandbox sent no notebook")
         return reply
 
-    def ask(self, op: str, items: list, timeout_s: int) -> bytes | None:
-        """One question (``names`` or ``calls``); the pickled answer (untrusted) or None."""
-        if op == "calls":
-            msg = {"op": op, "calls": [[n, base64.b64encode(b).decode("ascii")] for n, b in items]}
-        else:
-            msg = {"op": op, "names": list(items)}
+    def ask(self, op: str, items: list, timeout_s: float, limit_s: float | None = None) -> dict:
+        """One question (``names`` or ``calls``); ``{"answer": base64 text or None,
+        "budget": bool}`` -- the answer is relayed to the judge unread (untrusted)."""
+        msg = {"op": op, ("calls" if op == "calls" else "names"): list(items)}
         msg["timeout_s"] = timeout_s
         limit = timeout_s * max(1, len(items)) + 10 if op == "calls" else timeout_s + 10
+        if limit_s is not None:
+            limit = max(1.0, min(limit, limit_s))
         msg["limit_s"] = limit
         self._send(msg)
-        reply = self._recv(limit + 15)
+        reply = self._recv(limit + 25)
         answer = reply.get("answer")
-        if not isinstance(answer, str):
-            self.last_error = str(reply.get("error", ""))[:800]
-            return None
+        return {"answer": answer if isinstance(answer, str) else None,
+                "budget": reply.get("budget") is True}
+
+
+def judge_user():
+    """(uid, gid) the judge runs as when the grader is root: the system account
+    :data:`JUDGE_USER`, created (no home, no shell, no password) if it does not exist."""
+    import pwd
+    try:
+        entry = pwd.getpwnam(JUDGE_USER)
+    except KeyError:
+        proc = subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+                               "--shell", "/usr/sbin/nologin", "--user-group", JUDGE_USER],
+                              capture_output=True, text=True)
         try:
-            return base64.b64decode(answer, validate=True)
-        except ValueError:
-            return None
+            entry = pwd.getpwnam(JUDGE_USER)
+        except KeyError:
+            raise SandboxError(f"cannot create the judge's account {JUDGE_USER!r}: "
+                               f"{(proc.stderr or proc.stdout).strip()[-300:]}") from None
+    if entry.pw_uid == 0 or entry.pw_gid == 0:
+        raise SandboxError(f"the judge's account {JUDGE_USER!r} must not be root")
+    return entry.pw_uid, entry.pw_gid
+
+
+def judge_command() -> list[str]:
+    """The command that starts the judge (``python -m autograder.judge``): in a bubblewrap
+    sandbox of its own (empty root: the interpreter, the venv, ``course_lib`` and
+    ``autograder`` read-only, a private ``/tmp``, no network, :data:`JUDGE_ENV` only) and
+    never as root -- a root grader switches to :data:`JUDGE_USER` inside it (``setpriv``,
+    no capabilities left, no new privileges); any other grader is already unprivileged."""
+    bwrap = shutil.which("bwrap")
+    if not bwrap:
+        raise SandboxError("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+    args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "judge"]
+    root = os.geteuid() == 0
+    if root:
+        args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                 "--cap-add", "CAP_SETPCAP"]
+    else:
+        args += ["--unshare-user", "--uid", str(UID), "--gid", str(UID), "--cap-drop", "ALL"]
+    if "--disable-userns" in _bwrap_options() and not root:
+        args += ["--disable-userns"]
+    args += _system_binds()
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
+             "--tmpfs", "/dev/shm", "--tmpfs", "/home"]
+    venv = os.path.abspath(sys.prefix)
+    linked = os.path.realpath(venv) != venv
+    # the folders above the mounts: readable by the judge's user (bwrap makes them 0700
+    # under a umask of 077)
+    targets = _python_trees() + ([venv] if linked else []) + [INSIDE + "/course_lib"]
+    for parent in sorted({p for t in targets for p in _parents(t)}):
+        args += ["--perms", "0755", "--dir", parent]
+    for tree in _python_trees():
+        args += ["--ro-bind", tree, tree]
+    if linked:
+        args += ["--symlink", os.path.realpath(venv), venv]
+    args += ["--ro-bind", os.path.join(REPO_ROOT, "course_lib"), INSIDE + "/course_lib",
+             "--ro-bind", PACKAGE, INSIDE + "/autograder",
+             "--chdir", "/tmp", "--remount-ro", "/", "--clearenv"]
+    env = dict(JUDGE_ENV, PYTHONPATH=os.pathsep.join(sandbox_sys_path()))
+    for key, value in sorted(env.items()):
+        args += ["--setenv", key, value]
+    args += ["--"]
+    if root:
+        uid, gid = judge_user()
+        setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+        args += [setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
+                 "--bounding-set=-all", "--no-new-privs", "--"]
+    args += [sys.executable, "-S", "-s", "-P", "-m", "autograder.judge"]
+    return args
+
+
+def _parents(path: str) -> list[str]:
+    """``/a/b/c`` -> ``["/a", "/a/b"]``."""
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[:i + 1]) for i in range(len(parts))]
+
+
+class JudgeBox(Sandbox):
+    """The judge's process for one notebook: send it the tests, relay its questions to
+    the notebook's sandbox, take back verdicts (plain JSON, read under limits).
+
+    Limits (set before it starts): address space, CPU time, file size, processes."""
+
+    def __init__(self, memory_bytes: int = 2 * 2**30, cpu_s: int = 300):
+        super().__init__(memory_bytes=memory_bytes, cpu_s=cpu_s, file_bytes=16 * 2**20,
+                         max_reply_bytes=16 * 2**20)
+        self.limits = wire.Limits(max_bytes=16 * 2**20, max_depth=20, max_items=200_000)
+        self.cost = {}
+
+    def __enter__(self):
+        cmd = judge_command()
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            preexec_fn=_limits(self.memory_bytes, self.cpu_s, self.file_bytes, 256),
+            close_fds=True, env={"PATH": "/usr/bin:/bin"}, cwd="/")
+        threading.Thread(target=self._drain, daemon=True).start()
+        return self
+
+    def start(self, tests: dict, setup: str, max_value_bytes: int) -> None:
+        self._send({"tests": tests, "setup": setup, "max_value_bytes": max_value_bytes})
+
+    def run(self, relay, deadline_s: float) -> tuple[dict, list]:
+        """Answer the judge's questions with ``relay(op, items)`` until it sends its
+        verdicts: ``({grade_id: (passed, ename, evalue, stdout)}, problems)``.  Anything
+        malformed ends the judge (SandboxError)."""
+        import time
+        while True:
+            left = deadline_s - time.monotonic()
+            if left <= 0:
+                self.proc.kill()
+                raise SandboxError("the judge did not finish within the notebook's budget")
+            msg = self._recv(left)
+            if "verdicts" in msg:
+                verdicts, problems = msg.get("verdicts"), msg.get("problems", [])
+                if not isinstance(verdicts, dict) or not isinstance(problems, list):
+                    raise SandboxError("the judge sent malformed verdicts")
+                out = {}
+                for gid, v in verdicts.items():
+                    if isinstance(v, list) and len(v) == 4 and isinstance(v[0], bool) \
+                            and all(isinstance(x, str) for x in v[1:]):
+                        out[gid] = (v[0], _text(v[1], 200), _text(v[2], 4000), _text(v[3], 20000))
+                cost = msg.get("cost")
+                self.cost = {k: float(cost[k]) for k in ("cpu_s", "peak_mib")
+                             if isinstance(cost, dict) and isinstance(cost.get(k), (int, float))}
+                return out, [_text(p, 300) for p in problems[:10] if isinstance(p, str)]
+            op, items = msg.get("ask"), msg.get("items")
+            if op == "names" and isinstance(items, list) and len(items) <= 10_000 and all(
+                    isinstance(n, str) and n.isidentifier() and len(n) <= 200 for n in items):
+                pass
+            elif op == "calls" and isinstance(items, list) and len(items) <= 10_000 and all(
+                    isinstance(c, list) and len(c) == 2 and isinstance(c[0], str)
+                    and c[0].isidentifier() and isinstance(c[1], str) for c in items):
+                pass
+            else:
+                self.proc.kill()
+                raise SandboxError("the judge asked a malformed question")
+            self._send(relay(op, items))
+
+
+def _text(value, limit: int) -> str:
+    """A string from another process, as text any page or log can hold."""
+    return str(value)[:limit].encode("utf-8", "replace").decode("utf-8")
 
 
 @functools.lru_cache(maxsize=None)
@@ -319,9 +475,19 @@ def check() -> str:
         return str(exc)
     probe = cmd[:cmd.index("--")] + ["--", sys.executable, "-I", "-S", "-c", "import os; print(os.getuid())"]
     proc = subprocess.run(probe, capture_output=True, text=True, timeout=60)
-    if proc.returncode == 0 and proc.stdout.strip() == str(UID):
-        return ""
-    return explain_failure(proc.returncode, proc.stderr)
+    if proc.returncode != 0 or proc.stdout.strip() != str(UID):
+        return explain_failure(proc.returncode, proc.stderr)
+    try:
+        cmd = judge_command()
+    except SandboxError as exc:
+        return f"the judge cannot be started: {exc}"
+    probe = cmd[:cmd.index(sys.executable)] + [sys.executable, "-I", "-S", "-c",
+                                               "import os; print(os.getuid(), os.geteuid())"]
+    proc = subprocess.run(probe, capture_output=True, text=True, timeout=60)
+    ids = proc.stdout.split()
+    if proc.returncode != 0 or len(ids) != 2 or "0" in ids:
+        return "the judge cannot be started unprivileged: " + explain_failure(proc.returncode, proc.stderr)
+    return ""
 
 
 def explain_failure(returncode: int, stderr: str) -> str:
@@ -346,6 +512,8 @@ def describe() -> str:
     if problem:
         return "sandbox: UNAVAILABLE -- " + problem
     who = "root" if os.geteuid() == 0 else "an unprivileged user (user namespaces)"
+    judge = f"as {JUDGE_USER}" if os.geteuid() == 0 else "as this user"
     return ("sandbox: bubblewrap, started by " + who + " -- own user/PID/network namespaces, "
             "empty root with the interpreter, venv and course_lib read-only, private /tmp and "
-            "work directory, clean environment; tests judged outside")
+            "work directory, clean environment; tests judged outside, by an unprivileged judge "
+            f"({judge}, in a bubblewrap of its own); answers cross as data only")

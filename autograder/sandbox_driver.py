@@ -13,23 +13,32 @@ frames (:func:`read_frame`, :func:`write_frame`):
    -- before it has been told anything about the tests;
 3. then it answers, until ``{"op": "bye"}`` or end of input:
    ``{"op": "names", "names": [...]}`` -- what each name is in the notebook's
-   namespace (``missing``, ``callable`` or a pickled ``value``);
-   ``{"op": "calls", "calls": [[name, pickled (args, kwargs)], ...]}`` -- the
-   return value (pickled) or the exception of each call.
+   namespace (``missing``, ``callable`` or its ``value``);
+   ``{"op": "calls", "calls": [[name, (args, kwargs)], ...]}`` -- the return
+   value or the exception of each call, each call under its own timer.
+   Values and arguments travel in the data-only encoding of
+   ``autograder/wire.py`` (mounted at :data:`WIRE`): the kernel writes the
+   answer as data -- converting a ``defaultdict``, a masked array or a NumPy
+   scalar on the way, naming the type of what it cannot write -- and the judge,
+   outside, reads it as data.
 
 The driver never sees a hidden test or an expected value: only the names the
-tests read and the inputs they pass.  Whatever it answers is decoded by the
-grader as plain data (``autograder.judge.SafeUnpickler``).  Output printed
-while answering questions is discarded: it never reaches the feedback.
+tests read and the inputs they pass.  Output printed while answering questions
+is discarded: it never reaches the feedback.
 
-If the kernel dies (``os._exit``, out of memory) or stops answering after a
-time-out, a fresh kernel replays the cells *before* the one that broke it, and
-the cells from there on are not run: the notebook is graded on what ran.
+Time: a cell gets the cell time-out or what is left of the notebook's budget,
+whichever is less; the budget running out is a ``budget`` event (later cells not
+run, no replay).  If the kernel dies (``os._exit``, out of memory) or stops
+answering after a time-out, a fresh kernel replays the cells *before* the one
+that broke it, within the budget, and the cells from there on are not run: the
+notebook is graded on what ran.  Events carry a kind and a cell index only: the
+grader writes their text.
 """
 
 import asyncio
 import base64
 import json
+import math
 import os
 import struct
 import sys
@@ -37,64 +46,66 @@ import time
 
 MAX_FRAME = 256 * 2**20
 
+#: Where the data-only encoding (autograder/wire.py) lies inside the sandbox.
+WIRE = "/opt/interconnect/ag_wire.py"
+#: Seconds the answers get even when the notebook used its whole budget (names, quick calls).
+ANSWER_FLOOR_S = 5.0
+
 HELPER = r'''
-def __ag_serve(_req, _resp):
-    import pickle as _P, signal as _S
-    with open(_req, "rb") as _f:
-        _job = _P.load(_f)
+def __ag_serve(_req, _resp, _wire_path):
+    import json as _J, signal as _S, time as _T, importlib.util as _U
+    _spec = _U.spec_from_file_location("_ag_wire", _wire_path)
+    _W = _U.module_from_spec(_spec)
+    _spec.loader.exec_module(_W)
+    with open(_req, encoding="utf-8") as _f:
+        _job = _J.load(_f)
     _ns = get_ipython().user_ns
-    _out = []
-    _cap = _job["max_value_bytes"]
+    _rows = _W.Rows(_W.Limits(max_bytes=_job["max_value_bytes"]))
+    _t0 = _T.monotonic()
 
-    def _dump(_v):
-        try:
-            _b = _P.dumps(_v, protocol=4)
-        except BaseException as _e:
-            return ("unpicklable", type(_v).__name__)
-        if len(_b) > _cap:
-            return ("too-large", len(_b))
-        return ("value", _b)
-
-    def _save(_rows):
+    def _save():
         import os as _os
         with open(_resp + ".part", "wb") as _fh:
-            _P.dump(_rows, _fh, protocol=4)
+            _fh.write(_rows.text())
         _os.replace(_resp + ".part", _resp)
 
     def _alarm(*_a):
-        raise TimeoutError("your function ran past the time limit")
+        raise TimeoutError("your function ran past the time limit of %g s" % _job["timeout_s"])
 
     if _job["op"] == "names":
         for _n in _job["names"]:
             if _n not in _ns:
-                _out.append(("missing", None))
+                _rows.add(["missing"])
             elif callable(_ns[_n]):
-                _out.append(("callable", None))
+                _rows.add(["callable"])
             else:
-                _out.append(_dump(_ns[_n]))
+                _rows.add(["value", _ns[_n]])
     else:
         for _n, _blob in _job["calls"]:
+            _left = _job["limit_s"] - (_T.monotonic() - _t0)
             _f = _ns.get(_n)
-            if not callable(_f):
-                _out.append(("error", "NameError", f"name {_n!r} is not defined (or not a function)"))
-                continue
-            _a, _k = _P.loads(_blob)
-            try:
-                _S.signal(_S.SIGALRM, _alarm)
-                _S.alarm(_job["timeout_s"])
+            if _left <= 0.05:
+                _rows.add(["budget", "not called: the notebook's time budget was used up"])
+            elif not callable(_f):
+                _rows.add(["error", "NameError", f"name {_n!r} is not defined (or not a function)"])
+            else:
                 try:
-                    _r = _f(*_a, **_k)
-                finally:
-                    _S.alarm(0)
-                _out.append(_dump(_r))
-            except BaseException as _e:
-                try:
-                    _msg = str(_e)[:500]
-                except BaseException:
-                    _msg = "?"
-                _out.append(("error", type(_e).__name__, _msg))
-            _save(_out)        # progress: a call that hangs later loses only itself
-    _save(_out)
+                    _a, _k = _W.decode(_blob)
+                    _S.signal(_S.SIGALRM, _alarm)
+                    _S.setitimer(_S.ITIMER_REAL, min(_job["timeout_s"], _left))
+                    try:
+                        _r = _f(*_a, **_k)
+                    finally:
+                        _S.setitimer(_S.ITIMER_REAL, 0)
+                    _rows.add(["value", _r])
+                except BaseException as _e:
+                    try:
+                        _msg = str(_e)[:500]
+                    except BaseException:
+                        _msg = "?"
+                    _rows.add(["error", type(_e).__name__, _msg])
+            _save()        # progress: a call that hangs later loses only itself
+    _save()
 '''
 
 
@@ -161,6 +172,10 @@ class Runner:
         self.client = None
         self.ran_until = len(self.nb.cells)   # cells [0, ran_until) are the kernel's state
         self.home = os.getcwd()
+        self.deadline = time.monotonic() + self.budget
+        self.answer_deadline = None
+        self.over_budget = False
+        self.stuck = False
 
     def make_client(self):
         from nbclient import NotebookClient
@@ -189,59 +204,76 @@ class Runner:
             return False
 
     async def execute(self):
+        """Every cell in order.  A cell gets ``cell_timeout_s`` or what is left of the
+        notebook's budget, whichever is less; when the budget is what ran out, the cell
+        is interrupted, a ``budget`` event is reported and the later cells are not run
+        (the kernel keeps its state: no replay)."""
         from nbclient.exceptions import CellTimeoutError, DeadKernelError
-        deadline = time.monotonic() + self.budget
         client = self.make_client()
         client.km = client.create_kernel_manager()
         await client.async_start_new_kernel()
         await client.async_start_new_kernel_client()
+        self.deadline = time.monotonic() + self.budget
         broke = None
         for index, cell in enumerate(self.nb.cells):
             if cell.cell_type != "code":
                 continue
-            left = deadline - time.monotonic()
+            left = self.deadline - time.monotonic()
             if left <= 0:
-                self.events.append({"kind": "budget", "cell": index, "detail":
-                                    f"notebook time budget of {self.budget:g} s used up; "
-                                    f"cells from {index} on were not run"})
+                self.events.append({"kind": "budget", "cell": index})
                 self._not_run(index, "the notebook's time budget was used up")
                 self.ran_until = index
                 break
+            by_budget = left < self.cell_timeout
+            limit = min(float(self.cell_timeout), left)
+            client.timeout = max(1, math.ceil(limit))
             started = time.monotonic()
             try:
-                await self._cell(client, index, cell, min(left, 2 * self.cell_timeout + 10))
+                await self._cell(client, index, cell, limit + 10)
             except DeadKernelError:
-                if time.monotonic() - started >= self.cell_timeout:   # it was stuck, then lost
-                    broke = ("unresponsive", index, "the kernel ignored the interrupt after a time-out")
+                spent = time.monotonic() - started
+                if by_budget and spent >= limit:
+                    broke = ("budget", index)
+                elif spent >= self.cell_timeout:   # it was stuck, then lost
+                    broke = ("unresponsive", index)
                 else:
-                    broke = ("dead-kernel", index, "the kernel died (os._exit, a signal, or out of memory)")
+                    broke = ("dead-kernel", index)
             except (CellTimeoutError, asyncio.TimeoutError):
-                broke = ("unresponsive", index, "the kernel did not answer after a time-out")
-            except Exception as exc:  # nbclient's own trouble: treat as a broken kernel
-                broke = ("dead-kernel", index, f"the kernel failed: {type(exc).__name__}")
+                broke = ("budget" if by_budget else "unresponsive", index)
+            except Exception:  # nbclient's own trouble: treat as a broken kernel
+                broke = ("dead-kernel", index)
             else:
                 if any(o.get("output_type") == "error" and o.get("ename") in
                        ("CellTimeoutError", "KeyboardInterrupt") for o in cell.outputs) \
                         or getattr(client, "_ag_timed_out", False):
-                    self.events.append({"kind": "timeout", "cell": index, "detail":
-                                        f"cell {index} ran past {self.cell_timeout} s and was "
-                                        "interrupted"})
+                    if by_budget:
+                        self.events.append({"kind": "budget", "cell": index})
+                        self._not_run(index + 1, f"the notebook's time budget ran out in cell {index}")
+                        self.ran_until = index + 1
+                        if not await self._probe(client):
+                            self.stuck = True
+                        break
+                    self.events.append({"kind": "timeout", "cell": index})
                     if not await self._probe(client):
-                        broke = ("unresponsive", index,
-                                 "the kernel ignored the interrupt after a time-out")
+                        broke = ("unresponsive", index)
                 elif not await self._alive(client):
-                    broke = ("dead-kernel", index, "the kernel died")
+                    broke = ("dead-kernel", index)
             if broke:
-                kind, index, why = broke
+                kind, index = broke
+                why = {"budget": "the notebook's time budget ran out and the kernel did not stop",
+                       "unresponsive": "the kernel ignored the interrupt after a time-out",
+                       "dead-kernel": "the kernel died (os._exit, a signal, or out of memory)"}[kind]
                 if kind == "unresponsive":
-                    self.events.append({"kind": "timeout", "cell": index, "detail":
-                                        f"cell {index} ran past {self.cell_timeout} s"})
-                self.events.append({"kind": kind, "cell": index, "detail": why})
+                    self.events.append({"kind": "timeout", "cell": index})
+                self.events.append({"kind": kind, "cell": index})
                 cell.outputs.append({"output_type": "error", "ename": "DeadKernelError"
                                      if kind == "dead-kernel" else "UnresponsiveKernel",
                                      "evalue": why, "traceback": [why]})
                 self._not_run(index + 1, f"not run: {why} in cell {index}")
                 self.ran_until = index
+                if kind == "budget":
+                    self.stuck = True          # no time is left for a replay
+                    broke = None
                 break
         self.client = client
         return broke
@@ -253,7 +285,8 @@ class Runner:
                                  "traceback": [why]}]
 
     async def replay(self):
-        """A fresh kernel runs the cells before the one that broke the old one."""
+        """A fresh kernel runs the cells before the one that broke the old one, within what
+        is left of the budget."""
         try:
             await self.client._async_cleanup_kernel()
         except Exception:
@@ -266,15 +299,23 @@ class Runner:
         await client.async_start_new_kernel_client()
         for index, cell in enumerate(cells):
             if cell.cell_type == "code":
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    self.events.append({"kind": "budget", "cell": index})
+                    break
+                client.timeout = max(1, math.ceil(min(float(self.cell_timeout), left)))
                 try:
-                    await self._cell(client, index, cell, 2 * self.cell_timeout + 10)
+                    await self._cell(client, index, cell, min(float(self.cell_timeout), left) + 10)
                 except Exception:
                     break
         self.client = client
 
     async def ask(self, request, limit):
-        """Run one question in the kernel; the pickled answer, or None."""
-        import pickle
+        """Run one question in the kernel; the answer (data-only JSON bytes), or None.
+
+        Each call has its own limit (``timeout_s``, a timer in the kernel); the cell
+        that answers the batch is never timed as a cell.  All answers together get
+        what is left of the notebook's budget (at least :data:`ANSWER_FLOOR_S`)."""
         from nbformat.v4 import new_code_cell
         req = os.path.join(self.home, ".ag-req")
         resp = os.path.join(self.home, ".ag-resp")
@@ -282,12 +323,21 @@ class Runner:
             os.remove(resp)
         except OSError:
             pass
-        with open(req, "wb") as fh:
-            pickle.dump(request, fh, protocol=4)
-        cell = new_code_cell(HELPER + f"\n__ag_serve({req!r}, {resp!r})\n")
         if getattr(self, "stuck", False):
             return None
+        now = time.monotonic()
+        if self.answer_deadline is None:
+            self.answer_deadline = max(self.deadline, now + ANSWER_FLOOR_S)
+        left = self.answer_deadline - now
+        if request["op"] == "names":
+            left = max(left, 3.0)
+        limit = max(0.0, min(limit, left))
+        request = dict(request, limit_s=limit)
+        with open(req, "w", encoding="utf-8") as fh:
+            json.dump(request, fh)
+        cell = new_code_cell(HELPER + f"\n__ag_serve({req!r}, {resp!r}, {WIRE!r})\n")
         per_call = float(request.get("timeout_s", self.cell_timeout))
+        self.client.timeout = None         # timed call by call, below and in the kernel
         task = asyncio.ensure_future(self.client.async_execute_cell(cell, 0, store_history=False))
         start = last_change = time.monotonic()
         last, interrupted = None, False
@@ -302,13 +352,13 @@ class Runner:
                 last, last_change = size, now
             if task.done():
                 break
-            if not interrupted and now - last_change > per_call + 3:
-                interrupted, last_change = True, now     # a call ignores its alarm: interrupt it
+            if not interrupted and (now - last_change > per_call + 3 or now - start > limit + 3):
+                interrupted, last_change = True, now     # a call ignores its timer: interrupt it
                 try:
                     await self.client.km.interrupt_kernel()
                 except Exception:
                     pass
-            elif (interrupted and now - last_change > 5) or now - start > limit:
+            elif (interrupted and now - last_change > 5) or now - start > limit + 10:
                 task.cancel()
                 self.stuck = True                         # the kernel no longer answers
                 break
@@ -316,11 +366,11 @@ class Runner:
             task.exception() if task.done() and not task.cancelled() else None
         except Exception:
             pass
+        self.over_budget = self.over_budget or time.monotonic() - start > limit
         try:
             with open(resp, "rb") as fh:
                 return fh.read()
         except OSError:
-            self.last_error = str([o.get("evalue") or o.get("text") for o in cell.outputs])[-800:]
             return None
 
 
@@ -356,20 +406,18 @@ def main():
     for cell in runner.nb.cells:
         if cell.get("cell_type") == "code":
             cell["outputs"] = cap(cell.get("outputs", []), limit)
-    write_frame(out, {"executed": runner.nb, "events": runner.events})
+    write_frame(out, {"executed": runner.nb, "events": runner.events[:20]})
     while True:
         msg = read_frame(inp)
         if msg is None or msg.get("op") == "bye":
             break
-        req = {"op": msg["op"], "names": msg.get("names", []),
-               "calls": [(n, base64.b64decode(b)) for n, b in msg.get("calls", [])],
-               "timeout_s": int(msg.get("timeout_s", runner.cell_timeout)),
+        req = {"op": msg["op"], "names": msg.get("names", []), "calls": msg.get("calls", []),
+               "timeout_s": float(msg.get("timeout_s", runner.cell_timeout)),
                "max_value_bytes": int(job.get("max_value_bytes", 64 * 2**20))}
-        n = max(len(req["names"]), len(req["calls"]))
         answer = loop.run_until_complete(runner.ask(req, float(msg.get("limit_s", 60))))
+        budget = runner.over_budget or (answer is not None and b'["budget",' in answer)
         write_frame(out, {"answer": base64.b64encode(answer).decode("ascii")
-                          if answer is not None else None, "n": n,
-                          "error": getattr(runner, "last_error", "") if answer is None else ""})
+                          if answer is not None else None, "budget": bool(budget)})
     try:
         loop.run_until_complete(runner.client._async_cleanup_kernel())
     except Exception:

@@ -10,8 +10,8 @@ outside the pipeline's places (the checkout, /tmp, /dev/shm, /var/tmp) and
 processes.  Expected scores come from the points in the source notebook.
 
 The design under test (docs/grading.md): every notebook runs in its own
-bubblewrap sandbox that holds no course file; the tests run in the grader's
-process on the values the sandbox returns.
+bubblewrap sandbox that holds no course file; the tests run in an unprivileged
+judge of their own on the values the sandbox returns, which cross as data only.
 """
 
 from __future__ import annotations
@@ -399,7 +399,7 @@ def _scratch():
 
 
 def sandbox_processes():
-    """Processes that belong to a grading sandbox (driver or kernel) still running."""
+    """Processes that belong to a grading sandbox (driver or kernel) or a judge, still running."""
     alive = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -409,7 +409,8 @@ def sandbox_processes():
                 state = next((l for l in fh if l.startswith("State:")), "")
         except OSError:
             continue
-        if ("/home/student/" in cmd or "/opt/interconnect/ag_driver.py" in cmd) and " Z " not in state:
+        if ("/home/student/" in cmd or "/opt/interconnect/ag_driver.py" in cmd
+                or "-m autograder.judge" in cmd) and " Z " not in state:
             alive.append((pid, cmd[:120]))
     return alive
 
@@ -677,9 +678,8 @@ def _user(name="ag-student"):
 
 
 NON_ROOT_SNIPPET = '''
-import os, sys, pickle
-from autograder.sandbox import Sandbox, check
-from autograder import judge
+import os, sys, time
+from autograder.sandbox import JudgeBox, Sandbox, check
 from autograder.guard import visible_part
 sys.path.insert(0, os.path.join({repo!r}, "tests"))
 from test_autograder import submission, _read, _gid
@@ -692,10 +692,11 @@ tests = {{_gid(c): c.source for c in _read("solutions", "ring_allreduce").cells
 for c in nb.cells:
     if _gid(c) in tests:
         c.source = visible_part(c.source)
-with Sandbox() as box:
+with JudgeBox() as referee, Sandbox() as box:
+    referee.start(tests, "import math\\nimport course_lib as cl", 64 * 2**20)
     box.execute(nb, 20, 120)
-    res = judge.Judge(lambda op, items: box.ask(op, items, 20), "import math\\nimport course_lib as cl").run(tests)
-print("PASSED", sorted(g for g, r in res.items() if r.passed))
+    verdicts, problems = referee.run(lambda op, items: box.ask(op, items, 20), time.monotonic() + 300)
+print("PASSED", sorted(g for g, v in verdicts.items() if v[0]), problems)
 '''
 
 
@@ -730,4 +731,4 @@ def test_an_unprivileged_instructor_can_grade():
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     assert "CHECK ok" in out, out[-2000:]
-    assert "PASSED ['part_a_test', 'part_b_test']" in out, out[-2000:]
+    assert "PASSED ['part_a_test', 'part_b_test'] []" in out, out[-2000:]

@@ -2,13 +2,13 @@
 
 The judge is driven by :class:`FakeSandbox`, which answers ``names`` and
 ``calls`` from a plain namespace exactly as ``autograder/sandbox_driver.py``
-does in the kernel (pickled answers), so the rules of judging can be checked
-in milliseconds: what a test may take from the student, what never crosses.
+does in the kernel (answers in the data-only encoding of ``autograder/wire.py``),
+so the rules of judging can be checked in milliseconds: what a test may take
+from the student, what never crosses.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
 import sys
@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from autograder import REPO_ROOT
-from autograder import judge
+from autograder import judge, wire
 from autograder.guard import HideHiddenTests, cap_outputs, clean_outputs, visible_part
 from autograder.lms import parse_entry, valid_student_id
 from autograder.pipeline import Course
@@ -37,26 +37,23 @@ class FakeSandbox:
 
     def __call__(self, op, items):
         self.seen.append((op, list(items)))
-        out = []
+        rows = []
         if op == "names":
             for n in items:
                 if n not in self.ns:
-                    out.append(("missing", None))
+                    rows.append(["missing"])
                 elif callable(self.ns[n]):
-                    out.append(("callable", None))
+                    rows.append(["callable"])
                 else:
-                    try:
-                        out.append(("value", pickle.dumps(self.ns[n])))
-                    except Exception:
-                        out.append(("unpicklable", type(self.ns[n]).__name__))
+                    rows.append(["value", self.ns[n]])
         else:
             for n, blob in items:
-                args, kwargs = pickle.loads(blob)
+                args, kwargs = wire.decode(blob)
                 try:
-                    out.append(("value", pickle.dumps(self.ns[n](*args, **kwargs))))
+                    rows.append(["value", self.ns[n](*args, **kwargs)])
                 except Exception as exc:
-                    out.append(("error", type(exc).__name__, str(exc)))
-        return pickle.dumps(out)
+                    rows.append(["error", type(exc).__name__, str(exc)])
+        return wire.encode_rows(rows)
 
 
 def run(tests, ns, setup="import math"):
@@ -91,10 +88,9 @@ def test_the_sandbox_never_sees_the_expected_values():
     tests = {"a": f"want = {secret!r} * 2\nassert f(3) == want, 'no'"}
     res, box = run(tests, {"f": lambda x: x})
     assert not res["a"].passed
-    sent = repr(box.seen).encode() + b"".join(b for op, items in box.seen if op == "calls"
-                                              for _, b in items)
-    assert str(secret).encode() not in sent and str(secret * 2).encode() not in sent
-    assert pickle.dumps(secret * 2) not in sent
+    sent = repr(box.seen) + "".join(b for op, items in box.seen if op == "calls" for _, b in items)
+    assert str(secret) not in sent and str(secret * 2) not in sent
+    assert wire.encode(secret * 2).decode() not in sent
 
 
 def test_a_students_abs_or_math_never_reach_the_test():
@@ -124,33 +120,23 @@ def test_errors_missing_names_and_objects_that_are_not_data():
     res, _ = run(tests, ns)
     assert "ZeroDivisionError" in res["raises"].evalue and not res["raises"].passed
     assert "does not define" in res["missing"].evalue
-    assert not res["liar"].passed and "not plain data" in res["liar"].evalue
-    assert not res["liar_call"].passed
+    # a float whose __eq__ is always true crosses as the plain float it holds
+    assert not res["liar"].passed and not res["liar_call"].passed
+    tests = {"obj": "assert thing == 1", "obj_call": "assert mk() == 1"}
+    res, _ = run(tests, {"thing": Liar, "mk": lambda: object()})
+    assert not res["obj_call"].passed and "type object cannot be graded" in res["obj_call"].evalue
 
 
 def test_forged_answers_cannot_claim_a_pass():
     # whatever the sandbox answers is only "the student's value": an answer shaped like a
-    # verdict, a wrong length, or garbage, never passes a test
+    # verdict, a wrong length, a pickle, or garbage, never passes a test
     tests = {"a": "assert f(2) == 4"}
-    for forged in (pickle.dumps([("value", pickle.dumps("PASS"))] * 5), b"garbage",
-                   pickle.dumps({"a": "passed"}), None):
+    for forged in (wire.encode_rows([["value", "PASS"]] * 5), b"garbage", pickle.dumps([("value", 4)]),
+                   wire.encode({"a": "passed"}), b'{"verdicts": {"a": [true, "", "", ""]}}', None):
         def ask(op, items, forged=forged):
-            return pickle.dumps([("callable", None)]) if op == "names" else forged
+            return wire.encode_rows([["callable"]]) if op == "names" else forged
         res = judge.Judge(ask, "").run(tests)
         assert not res["a"].passed, forged
-
-
-def test_safe_unpickler_takes_data_and_refuses_code():
-    import numpy as np
-    data = {"a": np.arange(3.0), "b": (1, "x"), "c": {1, 2}, "d": np.float64(2.5)}
-    got = judge.loads(pickle.dumps(data))
-    assert got["a"].tolist() == [0.0, 1.0, 2.0] and got["b"] == (1, "x") and got["d"] == 2.5
-
-    class Evil:
-        def __reduce__(self):
-            return (os.system, ("true",))
-    with pytest.raises(pickle.UnpicklingError, match="not allowed"):
-        judge.loads(pickle.dumps(Evil()))
 
 
 # --- LMS downloads -----------------------------------------------------------------------
@@ -340,16 +326,15 @@ def test_forbidden_user_namespaces_get_a_clear_message():
 
 
 def test_ask_answers_are_read_as_data_only():
-    # what the driver sends back is decoded by the SafeUnpickler, never by pickle.loads
+    # a pickle whose __reduce__ runs a command is not even read: it is not data
     class Boom:
         def __reduce__(self):
             return (os.system, ("touch /tmp/ag-never",))
-    answer = pickle.dumps([("value", pickle.dumps(Boom()))])
-    res = judge.Judge(lambda op, items: pickle.dumps([("callable", None)]) if op == "names"
-                      else answer, "").run({"t": "assert f() == 0"})
-    assert not res["t"].passed and "not plain data" in res["t"].evalue
-    assert not os.path.exists("/tmp/ag-never")
-    assert io  # (module used by helpers above)
+    j = judge.Judge(lambda op, items: wire.encode_rows([["callable"]]) if op == "names"
+                    else pickle.dumps([("value", pickle.dumps(Boom()))]), "")
+    res = j.run({"t": "assert f() == 0"})
+    assert not res["t"].passed and not os.path.exists("/tmp/ag-never")
+    assert j.problems and "not data" in j.problems[0]
 
 
 def test_the_driver_caps_outputs_before_they_cross():
