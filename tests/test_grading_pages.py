@@ -1,0 +1,350 @@
+"""The pages an instructor opens hold nothing active of a student's.
+
+A hostile ``ring_allreduce`` submission (``<img onerror>``, ``<script>``,
+``<svg onload>``, ``javascript:`` links, ``display(HTML(...))``,
+``display(Javascript(...))``, a forged image size, a widget view, an SVG figure
+with a script, a remote image, an SVG attachment with a script, raw HTML in
+Markdown) and an honest one go through the real pipeline, ``python -m
+autograder all --zip`` (what ``make autograde`` runs) on an LMS-style zip.
+Then Debian's chromium opens
+
+* the feedback HTML of both, and
+* the formgrader's submission page of both: nbgrader's own formgrader, in a
+  Jupyter server started in the course directory as the guide says,
+
+and every payload would set ``window.__pwned`` or the page title, or ask
+``evil.example`` for something (every request is intercepted): none may, while
+the honest figure (a PNG and a plain SVG), headings, a table, bold text, code
+and math still show.
+
+The unit tests below check :mod:`autograder.sanitize` itself, and that the
+feedback of the reference solutions of every assignment shows no line of the
+hidden tests that the student did not write.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import zipfile
+
+import nbformat
+import pytest
+
+from autograder import REPO_ROOT, assignments_in
+from autograder.sanitize import (clean_html, hidden_lines, sanitize_markdown, sanitize_notebook,
+                                 sanitize_svg, strip_hidden_from_outputs)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO_ROOT, "scripts"))
+from test_autograder import submission  # noqa: E402
+
+RING = "ring_allreduce"
+EVIL = "evil.example"
+TOKEN = "grading-pages-test"
+PORT_RANGE = range(18150, 18200)
+
+def _png(w=2, h=2):
+    """A small valid PNG (red)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(
+            ">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * w for _ in range(h))
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")).decode()
+
+
+PNG = _png()
+PLAIN_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20" id="honest-svg">'
+             '<rect width="40" height="20" fill="#3a7"/><text x="2" y="14">fig</text></svg>')
+SVG_ATTACHMENT = base64.b64encode(
+    b'<svg xmlns="http://www.w3.org/2000/svg" onload="window.__pwned=\'att\'"><script>'
+    b'window.__pwned="att2"</script><rect width="5" height="5"/></svg>').decode()
+
+HOSTILE_MARKDOWN = f"""## Notes <img src=x onerror="window.__pwned='md-img'">
+
+<script>window.__pwned = 'md-script'; document.title = 'PWNED'</script>
+<svg onload="window.__pwned='md-svg'"><circle r="4"/></svg>
+[a link](javascript:window.__pwned='md-link') and <a href="javascript:window.__pwned='a'" id="jslink">click</a>
+<iframe src="http://{EVIL}/frame"></iframe>
+<img src="http://{EVIL}/tracker.png">
+<form action="http://{EVIL}/post"><input name=q></form>
+<meta http-equiv="refresh" content="0; url=http://{EVIL}/">
+<style>body {{ background: url(http://{EVIL}/bg.png) }}</style>
+<div style="background-image: url(http://{EVIL}/div.png)" onmouseover="window.__pwned='over'">hover</div>
+<details open ontoggle="window.__pwned='toggle'"><summary>x</summary>y</details>
+$\\href{{javascript:window.__pwned='tex'}}{{tex link}}$
+
+![attached](attachment:evil.svg)
+"""
+
+HOSTILE_CODE = f'''
+from IPython.display import HTML, Javascript, SVG, display
+display(HTML("<b id='html-bold'>bold output</b><img src=x onerror=\\"window.__pwned='html'\\">"
+             "<script>window.__pwned='html-script'</script><img src='http://{EVIL}/o.png'>"))
+display(Javascript("window.__pwned = 'js'; document.title = 'PWNED'"))
+display({{"image/svg+xml": "<svg xmlns='http://www.w3.org/2000/svg' onload=\\"window.__pwned='svg'\\">"
+         "<script>window.__pwned='svg-script'</script><rect width='3' height='3'/></svg>",
+         "text/plain": "svg"}}, raw=True)
+display({{"image/png": "{PNG}"}}, metadata={{"image/png": {{"width": "1 onerror=window.__pwned=1"}}}},
+        raw=True)
+display({{"application/vnd.jupyter.widget-view+json": {{"model_id": "x", "version_major": 2,
+         "version_minor": 0}}, "text/plain": "widget"}}, raw=True)
+display({{"text/markdown": "[md out](javascript:window.__pwned='mdout') <img src=x onerror=\\"window.__pwned='mdout2'\\">"}},
+        raw=True)
+'''
+
+HONEST_MARKDOWN = """# Honest heading
+
+Some **bold words**, a list:
+
+- one
+- two
+
+| size | time |
+|------|------|
+| 1 KiB | 2 us |
+
+Inline math $\\alpha + n/B$ and `code`.
+"""
+
+HONEST_CODE = f'''
+import io
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from IPython.display import SVG, Image, display
+fig = plt.figure(figsize=(2, 1.5))
+plt.plot([1, 2, 3], [1, 4, 9])
+buf = io.BytesIO()
+fig.savefig(buf, format="png")
+display(Image(data=buf.getvalue()))
+display(SVG({PLAIN_SVG!r}))
+'''
+
+
+def _hostile():
+    nb = submission(RING)
+    md = nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN)
+    md.attachments = {"evil.svg": {"image/svg+xml": SVG_ATTACHMENT}}
+    nb.cells[1:1] = [md, nbformat.v4.new_code_cell(HOSTILE_CODE)]
+    return nb
+
+
+def _honest():
+    nb = submission(RING)
+    nb.cells[1:1] = [nbformat.v4.new_markdown_cell(HONEST_MARKDOWN),
+                     nbformat.v4.new_code_cell(HONEST_CODE)]
+    return nb
+
+
+def _free_port():
+    for port in PORT_RANGE:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError(f"no free port in {PORT_RANGE}")
+
+
+# --- the real pipeline ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pages")
+    zpath = root / "canvas-download.zip"
+    with zipfile.ZipFile(zpath, "w") as z:
+        z.writestr(f"mallory_31337_900001_{RING}.ipynb", nbformat.writes(_hostile()))
+        z.writestr(f"honestann_31338_900002_{RING}.ipynb", nbformat.writes(_honest()))
+    course = root / "course"
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT, PYTHONDONTWRITEBYTECODE="1")
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "autograder", "--course", str(course),
+                           "--cell-timeout", "20", "all", "--zip", str(zpath), RING],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    seconds = time.monotonic() - t0
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    return dict(root=root, course=course, out=proc.stdout, seconds=seconds, env=env)
+
+
+def _autograded(graded, student):
+    return nbformat.read(graded["course"] / "autograded" / student / RING / f"{RING}.ipynb", 4)
+
+
+def _feedback(graded, student):
+    return graded["course"] / "feedback" / student / RING / f"{RING}.html"
+
+
+def test_the_grades_are_untouched_by_sanitising(graded):
+    """Both submissions solve everything: sanitising changes pages, never grades."""
+    rows = {line.split()[0]: line.split() for line in graded["out"].splitlines()
+            if line.startswith(("31337", "31338"))}
+    assert rows["31337"][2] == rows["31338"][2] == rows["31338"][3], graded["out"][-2000:]
+
+
+def test_the_stored_notebook_is_clean(graded):
+    nb = _autograded(graded, "31337")
+    # what pages render: Markdown, attachments, outputs (code is shown as escaped text)
+    text = json.dumps([[c.source, c.get("attachments")] if c.cell_type == "markdown"
+                       else c.get("outputs", []) for c in nb.cells])
+    assert "window.__pwned" in json.dumps(nb.cells[2].source), "the payload is in the submission"
+    for needle in ("onerror", "onload", "<script", EVIL, "application/javascript",
+                   "widget-view", "ontoggle", "onmouseover", "<iframe", "<form", "<meta", "<style",
+                   "url(", "\\\\href"):
+        assert needle not in text, needle
+    assert not re.search(r"(href|src)\s*=\s*\\?[\"']?\s*javascript:", text), "a javascript: URL"
+    md = nb.cells[1]
+    assert "<h2>Notes" in md.source and md.metadata["interconnect"]["sanitised"]
+    honest = _autograded(graded, "31338")
+    assert honest.cells[1].source == HONEST_MARKDOWN, "honest Markdown is stored as written"
+    assert "interconnect" not in honest.cells[1].metadata
+
+
+# --- the browser ------------------------------------------------------------------------
+def _need_browser():
+    from lab_session import CHROMIUM
+    msg = None
+    if not os.path.exists(CHROMIUM):
+        msg = f"{CHROMIUM} not found: bash scripts/ensure_chromium.sh installs Debian's chromium"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as exc:
+        msg = f"playwright is not installed: {exc}"
+    if msg:
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+@pytest.fixture(scope="module")
+def formgrader(graded):
+    """nbgrader's formgrader in a Jupyter server started in the course directory."""
+    port = _free_port()
+    log = open(graded["root"] / "formgrader.log", "w")
+    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
+           "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
+           "--ServerApp.jpserver_extensions={'nbgrader.server_extensions.formgrader': True}",
+           f"--ServerApp.root_dir={graded['course']}", "--allow-root"]
+    server = subprocess.Popen(cmd, cwd=graded["course"], env=graded["env"], stdout=log,
+                              stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/formgrader/api/status?token={TOKEN}", timeout=2)
+                break
+            except Exception:  # noqa: BLE001 - not up yet
+                if server.poll() is not None:
+                    break
+                time.sleep(0.5)
+        else:
+            pytest.fail("the formgrader did not start: " + open(log.name).read()[-2000:])
+        if server.poll() is not None:
+            pytest.fail("the formgrader exited: " + open(log.name).read()[-2000:])
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+def _submission_ids(course):
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {s: gb.find_submission_notebook(RING, RING, s).id for s in ("31337", "31338")}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+    from lab_session import CHROMIUM, CHROMIUM_ARGS
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def _open(browser, url):
+    """Open ``url``; what ran and what was asked for.  Requests to anything but the
+    page's own server (and the template's MathJax) are recorded and refused."""
+    page = browser.new_page()
+    asked = []
+
+    def route(r):
+        u = r.request.url
+        own = u.startswith(("file://", "data:", "http://127.0.0.1"))
+        if not own:
+            asked.append(u)
+        return r.continue_() if own else r.abort()
+
+    page.route("**/*", route)
+    page.goto(url, wait_until="load")
+    page.wait_for_timeout(1500)
+    for el in page.query_selector_all("a, details, div, img"):     # hover what can be hovered
+        try:
+            el.hover(timeout=200)
+        except Exception:  # noqa: BLE001 - hidden or detached elements
+            pass
+    for link in page.query_selector_all("a"):
+        href = link.get_attribute("href") or ""
+        if not href.startswith(("http", "#", "/")) and href:
+            link.click(timeout=1000)
+    page.wait_for_timeout(500)
+    state = page.evaluate("() => ({pwned: window.__pwned === undefined ? null : String(window.__pwned),"
+                          " title: document.title, text: document.body.innerText,"
+                          " imgs: Array.from(document.images).filter(i => i.naturalWidth > 0)"
+                          ".map(i => i.src.slice(0, 30)), html: document.documentElement.outerHTML})")
+    page.close()
+    state["asked"] = asked
+    return state
+
+
+def _assert_inert(state):
+    assert state["pwned"] is None, f"a payload ran: window.__pwned = {state['pwned']!r}"
+    assert "PWNED" not in state["title"]
+    assert not [u for u in state["asked"] if EVIL in u], state["asked"]
+    assert not [u for u in state["asked"] if not re.search(r"mathjax|require|jquery", u, re.I)], \
+        f"only the page template's own scripts may be asked for: {state['asked']}"
+
+
+def _assert_honest_shows(state):
+    assert "Honest heading" in state["text"] and "bold words" in state["text"]
+    assert "1 KiB" in state["text"], "the table is shown"
+    assert "\\alpha" in state["html"] or "α" in state["text"], "math is kept for MathJax"
+    assert sum(s.startswith("data:image/png") for s in state["imgs"]) >= 1, state["imgs"]
+    assert sum(s.startswith("data:image/svg") for s in state["imgs"]) >= 1, state["imgs"]
+
+
+def test_feedback_pages_run_nothing_of_the_student(graded, browser):
+    hostile = _open(browser, _feedback(graded, "31337").as_uri())
+    _assert_inert(hostile)
+    assert "bold output" in hostile["text"] and "Notes" in hostile["text"]
+    honest = _open(browser, _feedback(graded, "31338").as_uri())
+    _assert_inert(honest)
+    _assert_honest_shows(honest)
+
+
+def test_formgrader_submission_pages_run_nothing_of_the_student(graded, formgrader, browser):
+    ids = _submission_ids(graded["course"])
+    for student, sid in ids.items():
+        state = _open(browser, f"{formgrader}/formgrader/submissions/{sid}/?token={TOKEN}")
+        assert RING in state["html"] and "part_a" in state["html"], state["text"][:500]
+        _assert_inert(state)
+        if student == "31338":
+            _assert_honest_shows(state)
