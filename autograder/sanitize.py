@@ -190,7 +190,7 @@ def sanitize_markdown(source: str, attachments: dict | None = None) -> tuple[str
         return source, []
     # raw HTML, even of allowed tags only, is re-serialised by the cleaner: the page
     # then shows what the cleaner parsed, never the student's own bytes
-    removed = sorted(set(findings(html) + bad))
+    removed = sorted(set(findings(html) + [b for b in bad if not b.startswith(("link", "image"))]))
     cleaned = clean_html(html)
     # one line: newlines inside <pre> become character references, others spaces
     parts = re.split(r"(<pre\b.*?</pre>)", cleaned, flags=re.S | re.I)
@@ -202,6 +202,8 @@ def sanitize_markdown(source: str, attachments: dict | None = None) -> tuple[str
 # --- SVG ----------------------------------------------------------------------------------
 _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK = "{http://www.w3.org/1999/xlink}href"
+_METADATA_NS = frozenset({"http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+                          "http://purl.org/dc/elements/1.1/", "http://creativecommons.org/ns#"})
 _SVG_TAGS = frozenset({
     "svg", "g", "path", "rect", "circle", "ellipse", "line", "polyline", "polygon", "text",
     "tspan", "defs", "clipPath", "use", "linearGradient", "radialGradient", "stop", "title",
@@ -227,6 +229,10 @@ def sanitize_svg(text: str) -> tuple[str | None, list[str]]:
 
     def walk(el):
         for child in list(el):
+            ns = child.tag[1:].split("}")[0] if isinstance(child.tag, str) and "}" in child.tag else ""
+            if isinstance(child.tag, str) and ns in _METADATA_NS:
+                walk(child)           # RDF/Dublin Core description (matplotlib writes one)
+                continue
             if not isinstance(child.tag, str) or _local(child.tag) not in _SVG_TAGS:
                 removed.append(f"<{_local(child.tag) if isinstance(child.tag, str) else '?'}>")
                 el.remove(child)

@@ -284,7 +284,13 @@ def _open(browser, url):
     """Open ``url``; what ran and what was asked for.  Requests to anything but the
     page's own server (and the template's MathJax) are recorded and refused."""
     page = browser.new_page()
-    asked = []
+    asked, ran, went = [], [], []
+    # a payload's assignment to window.__pwned is reported at once (a later navigation
+    # cannot hide it); every navigation of the page itself is recorded
+    page.expose_function("__icReport", lambda v: ran.append(v))
+    page.add_init_script("Object.defineProperty(window, '__pwned', {configurable: false,"
+                         " get() { return undefined; }, set(v) { window.__icReport(String(v)); }});")
+    page.on("framenavigated", lambda f: went.append(f.url) if f == page.main_frame else None)
 
     def route(r):
         u = r.request.url
@@ -306,18 +312,19 @@ def _open(browser, url):
         if not href.startswith(("http", "#", "/")) and href:
             link.click(timeout=1000)
     page.wait_for_timeout(500)
-    state = page.evaluate("() => ({pwned: window.__pwned === undefined ? null : String(window.__pwned),"
-                          " title: document.title, text: document.body.innerText,"
+    state = page.evaluate("() => ({title: document.title, text: document.body.innerText,"
                           " imgs: Array.from(document.images).filter(i => i.naturalWidth > 0)"
                           ".map(i => i.src.slice(0, 30)), html: document.documentElement.outerHTML})")
     page.close()
-    state["asked"] = asked
+    state.update(asked=asked, pwned=ran[0] if ran else None, ran=ran,
+                 left=[u for u in went if u.split("#")[0] != url.split("#")[0]])
     return state
 
 
 def _assert_inert(state):
     assert state["pwned"] is None, f"a payload ran: window.__pwned = {state['pwned']!r}"
     assert "PWNED" not in state["title"]
+    assert not state["left"], f"the page navigated away: {state['left']}"
     assert not [u for u in state["asked"] if EVIL in u], state["asked"]
     assert not [u for u in state["asked"] if not re.search(r"mathjax|require|jquery", u, re.I)], \
         f"only the page template's own scripts may be asked for: {state['asked']}"
@@ -348,3 +355,139 @@ def test_formgrader_submission_pages_run_nothing_of_the_student(graded, formgrad
         _assert_inert(state)
         if student == "31338":
             _assert_honest_shows(state)
+
+
+def test_the_payloads_do_run_on_a_page_that_is_not_sanitised(graded, browser, tmp_path):
+    """The control: the same submission, executed outputs and all, rendered by nbconvert
+    without sanitising, runs a payload in this browser -- so the tests above can fail."""
+    from nbconvert import HTMLExporter
+    nb = _hostile()
+    nb.cells[2].outputs = [nbformat.v4.new_output(
+        "display_data", data={"text/html": "<img src=x onerror=\"window.__pwned='raw'\">"})]
+    html, _ = HTMLExporter(template_name="classic").from_notebook_node(nb)
+    page = tmp_path / "raw.html"
+    page.write_text(html, encoding="utf-8")
+    state = _open(browser, page.as_uri())
+    assert state["pwned"] is not None, state["ran"]
+    assert [u for u in state["asked"] if EVIL in u], "the remote loads were asked for"
+
+
+# --- the cleaner itself -------------------------------------------------------------------
+@pytest.mark.parametrize("html, gone, kept", [
+    ('<img src=x onerror="alert(1)">', ["onerror", "src="], ["<img"]),
+    ("<script>alert(1)</script>text", ["script", "alert"], ["text"]),
+    ('<a href="javascript:alert(1)">x</a>', ["javascript"], ["<a>x</a>"]),
+    ('<a href="JaVaScRiPt:alert(1)">x</a>', ["alert"], ["x"]),
+    ('<a href="https://example.org/doc">doc</a>', [], ['href="https://example.org/doc"']),
+    ('<iframe src="http://evil.example/"></iframe>', ["iframe", "evil"], []),
+    ('<meta http-equiv="refresh" content="0;url=http://evil.example">', ["meta", "evil"], []),
+    ('<form action="http://evil.example"><input></form>', ["form", "input"], []),
+    ('<div style="background:url(http://evil.example/x)">d</div>', ["url(", "style"], ["<div>d</div>"]),
+    ('<span style="color: red">r</span>', [], ['style="color: red;"']),
+    ('<svg onload="alert(1)"><circle/></svg>', ["svg", "onload"], []),
+    ('<math><mi xlink:href="javascript:alert(1)">x</mi></math>', ["javascript", "math"], []),
+    ('<img src="http://evil.example/t.png">', ["evil"], ["<img>"]),
+    (f'<img src="data:image/png;base64,{PNG}">', [], ["data:image/png;base64"]),
+    ("<table><tr><th>a</th></tr><tr><td>1</td></tr></table>", [], ["<th>a</th>", "<td>1</td>"]),
+    ("<h2>Head</h2><p><b>b</b> <code>x &lt; y</code></p>", [], ["<h2>Head</h2>", "x &lt; y"]),
+    ('<p id="notebook-container" onclick="x()">p</p>', ["id=", "onclick"], ["<p>p</p>"]),
+])
+def test_clean_html(html, gone, kept):
+    out = clean_html(html)
+    for g in gone:
+        assert g.lower() not in out.lower(), (html, out)
+    for k in kept:
+        assert k in out, (html, out)
+
+
+def test_markdown_without_raw_html_is_kept_as_written():
+    src = "# T\n\n*a* **b** `c<d` $x<y$ [l](https://e.org) [in](#part-a)\n\n> q\n\n1. x\n"
+    assert sanitize_markdown(src) == (src, [])
+    att = {"f.png": {"image/png": PNG}}
+    assert sanitize_markdown("![f](attachment:f.png)", att) == ("![f](attachment:f.png)", [])
+
+
+def test_markdown_with_raw_html_is_rendered_clean_on_one_line():
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    src = "## H <img src=x onerror=alert(1)>\n\n```\na\n\nb\n```\n<b>kept</b>\n"
+    out, removed = sanitize_markdown(src)
+    assert "onerror" in removed and "\n" not in out and "<b>kept</b>" in out
+    assert markdown2html_mistune(out).strip() == out, "the page shows it as it is"
+    assert "a&#10;&#10;b" in out, "code keeps its lines"
+    out, removed = sanitize_markdown("[x](javascript:alert(1)) ![y](http://evil.example/y.png)")
+    assert "javascript" not in out and EVIL not in out and len(removed) == 2
+    out, removed = sanitize_markdown("![gone](attachment:missing.png)")
+    assert "missing.png" not in out and removed, "a missing attachment no longer stops the page"
+    out, _ = sanitize_markdown("$\\href{javascript:alert(1)}{x}$ $\\unicode{x}$")
+    assert "\\href" not in out and "\\unicode" not in out
+
+
+def test_svg_figures():
+    assert sanitize_svg(PLAIN_SVG) == (PLAIN_SVG, [])
+    svg, removed = sanitize_svg('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/'
+                                '1999/xlink"><script>x()</script><foreignObject><p/></foreignObject>'
+                                '<use xlink:href="http://evil.example/s.svg#a"/><use xlink:href="#g"/>'
+                                '<rect onclick="x()" fill="url(http://evil.example/p)" width="1"/></svg>')
+    assert "script" not in svg and "foreignObject" not in svg and EVIL not in svg and "onclick" not in svg
+    assert 'href="#g"' in svg and "<rect" in svg and removed
+    assert sanitize_svg('<!DOCTYPE svg [<!ENTITY a "aaaa">]><svg>&a;</svg>')[0] is None
+    assert sanitize_svg("<svg")[0] is None
+    import matplotlib
+    matplotlib.use("Agg")
+    import io
+    import matplotlib.pyplot as plt
+    fig = plt.figure()
+    plt.plot([0, 1], [0, 1])
+    plt.title("$\\alpha$")
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
+    plt.close(fig)
+    assert sanitize_svg(buf.getvalue())[1] == [], "a matplotlib figure is kept as it is"
+
+
+def test_notebook_outputs_and_attachments():
+    nb = nbformat.v4.new_notebook(metadata={"widgets": {"state": {}}})
+    md = nbformat.v4.new_markdown_cell("![a](attachment:a.png) ![b](attachment:b.svg)")
+    md.attachments = {"a.png": {"image/png": PNG}, "b.svg": {"image/svg+xml": SVG_ATTACHMENT},
+                      'x"><img onerror=1>': {"image/png": PNG}, "c.html": {"text/html": "PGI+"}}
+    code = nbformat.v4.new_code_cell("x")
+    code.outputs = [
+        nbformat.v4.new_output("display_data", data={"application/javascript": "alert(1)"}),
+        nbformat.v4.new_output("display_data", data={"image/png": PNG},
+                               metadata={"image/png": {"width": "1 onerror=alert(1)", "height": 20},
+                                         "isolated": True}),
+        nbformat.v4.new_output("execute_result", data={"text/html": "<b>ok</b>", "text/plain": "ok"},
+                               execution_count=1),
+        nbformat.v4.new_output("error", ename="E", evalue="<script>", traceback=["<script>"]),
+    ]
+    nb.cells = [md, code]
+    removed = sanitize_notebook(nb)
+    assert "widgets" not in nb.metadata
+    assert set(md.attachments) == {"a.png", "b.svg"}
+    assert b"script" not in base64.b64decode(md.attachments["b.svg"]["image/svg+xml"])
+    assert md.source == "![a](attachment:a.png) ![b](attachment:b.svg)"
+    out = code.outputs
+    assert out[0].data == {"text/plain": "[output removed by the grader: application/javascript]"}
+    assert dict(out[1].metadata) == {"image/png": {"height": 20}}
+    assert out[2].data["text/html"] == "<b>ok</b>", "clean HTML is left alone"
+    assert out[3].evalue == "<script>", "errors are shown as text by every page, never as markup"
+    assert any("application/javascript" in r for r in removed)
+    assert code.metadata["interconnect"]["sanitised"]
+
+
+def test_hidden_lines_are_cut_from_outputs():
+    test = ('"""Part A."""\nassert f(1) == 1\n### BEGIN HIDDEN TESTS\nrows = sorted(res, key=len)\n'
+            'assert f(2) == 4, "f(2) should be 4"\n### END HIDDEN TESTS')
+    assert hidden_lines(test) == {"rows = sorted(res, key=len)", 'assert f(2) == 4, "f(2) should be 4"'}
+    c = nbformat.v4.new_code_cell(test)
+    c.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="f(2) should be 4",
+                                        traceback=["Traceback", "\x1b[0;32m----> 5\x1b[0m rows = "
+                                                   "sorted(res, key=len)\nassert f(2) == 4, \"f(2) "
+                                                   "should be 4\"", "AssertionError: f(2) should be 4"]),
+                 nbformat.v4.new_output("stream", name="stdout", text="rows = sorted(res, key=len)\nok\n")]
+    nb = nbformat.v4.new_notebook(cells=[c])
+    assert strip_hidden_from_outputs(nb) == 3
+    shown = json.dumps(c.outputs)
+    assert "sorted(res" not in shown and "assert f(2)" not in shown
+    assert "f(2) should be 4" in shown, "the test's message (the hint) is kept"
+    assert "ok" in c.outputs[1].text
