@@ -491,3 +491,75 @@ def test_hidden_lines_are_cut_from_outputs():
     assert "sorted(res" not in shown and "assert f(2)" not in shown
     assert "f(2) should be 4" in shown, "the test's message (the hint) is kept"
     assert "ok" in c.outputs[1].text
+
+
+# --- hidden tests never reach feedback ----------------------------------------------------
+PINNED = "pinned_vs_pageable"
+
+
+def _hidden_shown(page_html, nb_submitted):
+    """Lines of the hidden tests the feedback page shows that the student did not write
+    (a student's own line that happens to equal a test line is their own work)."""
+    from bs4 import BeautifulSoup
+    sol = nbformat.read(os.path.join(REPO_ROOT, "solutions", nb_submitted["assignment"],
+                                     f"{nb_submitted['assignment']}.ipynb"), 4)
+    hidden = set().union(*(hidden_lines(c.source) for c in sol.cells if c.cell_type == "code"))
+    own = "\n".join(c.source for c in nb_submitted["nb"].cells
+                    if c.metadata.get("nbgrader", {}).get("solution"))
+    norm = lambda s: re.sub(r"\s+", " ", s)  # noqa: E731
+    text = norm(BeautifulSoup(page_html, "html.parser").get_text())
+    assert hidden, "the assignment has hidden tests"
+    return sorted(h for h in hidden if norm(h) in text and norm(h) not in norm(own))
+
+
+@pytest.fixture(scope="module")
+def pinned_feedback(tmp_path_factory):
+    """pinned_vs_pageable: the two reference solutions, half an answer and wrong
+    answers, through ``python -m autograder all`` on a Moodle-style download."""
+    from reference_solutions import CLOSED, LOOP, notebook as reference
+    released = nbformat.read(os.path.join(REPO_ROOT, "exercises", PINNED, f"{PINNED}.ipynb"), 4)
+
+    def wrong(nb):
+        for c in nb.cells:
+            if c.metadata.get("nbgrader", {}).get("grade_id") == "part_d":
+                c.source = c.source.replace('why = "b"', 'why = "a"').replace(
+                    'faster = "resident" if t_r < t_s else "staged"',
+                    'faster = "staged" if t_r < t_s else "resident"')
+    subs = {"loop": reference(released, PINNED, LOOP), "closed": reference(released, PINNED, CLOSED),
+            "half": submission(PINNED, parts={"part_a", "part_b"}),
+            "wrong": submission(PINNED, edit=wrong)}
+    root = tmp_path_factory.mktemp("pinned")
+    zpath = root / "moodle.zip"
+    ids = {}
+    with zipfile.ZipFile(zpath, "w") as z:
+        for i, (name, nb) in enumerate(subs.items()):
+            ids[name] = str(5100 + i)
+            z.writestr(f"Student {name.title()}_{ids[name]}_assignsubmission_file_/{PINNED}.ipynb",
+                       nbformat.writes(nb))
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT, PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([sys.executable, "-m", "autograder", "--course", str(root / "course"),
+                           "--cell-timeout", "20", "all", "--zip", str(zpath), PINNED],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    pages = {name: (root / "course" / "feedback" / ids[name] / PINNED / f"{PINNED}.html"
+                    ).read_text(encoding="utf-8") for name in subs}
+    return {name: (pages[name], {"assignment": PINNED, "nb": subs[name]}) for name in subs}
+
+
+@pytest.mark.parametrize("name", ["loop", "closed", "half", "wrong"])
+def test_pinned_feedback_shows_no_hidden_test_line(pinned_feedback, name):
+    page, sub = pinned_feedback[name]
+    assert _hidden_shown(page, sub) == []
+    assert "hidden tests: not shown" in page
+
+
+def test_failing_feedback_says_which_part_and_the_hint(pinned_feedback):
+    page, _ = pinned_feedback["wrong"]
+    assert "Your own numbers say" in page, "the failing hidden test's message is the hint"
+    assert "Score: 7.0 / 10.0" in page and "Score: 0.0 / 3.0" in page, "part D failed, the rest not"
+
+
+def test_ring_feedback_shows_no_hidden_test_line(graded):
+    for student, nb in (("31337", _hostile()), ("31338", _honest())):
+        page = _feedback(graded, student).read_text(encoding="utf-8")
+        assert _hidden_shown(page, {"assignment": RING, "nb": nb}) == []
