@@ -115,7 +115,8 @@ def clean_html(html) -> str:
 
 
 def findings(html: str) -> list[str]:
-    """What :func:`clean_html` removes from ``html``: tag names and attributes."""
+    """What :func:`clean_html` removes from ``html``: tag names and attributes.  For the
+    report only: what a page shows is always the cleaner's output, never a verdict of this."""
     from bs4 import BeautifulSoup
     found = []
     if _TEX_ACTIVE.search(html):
@@ -297,12 +298,10 @@ def _clean_output(out) -> list[str]:
                 data[mime] = _TEX_ACTIVE.sub(r"\\text{[\1 removed]}", text)
                 removed.append("TeX link/HTML macro")
             continue
-        if mime == "text/html":
+        if mime == "text/html":        # always re-serialised by the cleaner (what it parsed)
             text = _text(value)
-            found = findings(text)
-            if found:
-                data[mime] = clean_html(text)
-                removed += [f"text/html: {f}" for f in found]
+            data[mime] = clean_html(text)
+            removed += [f"text/html: {f}" for f in findings(text)]
             continue
         if mime == "text/markdown":
             html, found = sanitize_markdown(_text(value))
@@ -383,10 +382,8 @@ def sanitize_cell(cell) -> list[str]:
             removed += found or ["raw HTML re-serialised"]
     elif cell.get("cell_type") == "raw":
         text = _text(cell.get("source", ""))
-        found = findings(text)
-        if found:
-            cell["source"] = clean_html(text)
-            removed += found
+        cell["source"] = clean_html(text)
+        removed += findings(text)
         removed += _clean_attachments(cell)
     elif cell.get("cell_type") == "code":
         for out in cell.get("outputs", []):
@@ -406,7 +403,18 @@ def sanitize_notebook(nb) -> list[str]:
         del meta["widgets"]
         removed.append("notebook: widget state")
     for i, cell in enumerate(nb.get("cells", [])):
-        removed += [f"cell {i}: {r}" for r in sanitize_cell(cell)]
+        try:
+            removed += [f"cell {i}: {r}" for r in sanitize_cell(cell)]
+        except Exception as exc:  # noqa: BLE001 - fail closed: show nothing of that cell's markup
+            removed.append(f"cell {i}: could not be sanitised ({type(exc).__name__}): not shown")
+            note = "[this cell could not be sanitised by the grader and is not shown]"
+            if cell.get("cell_type") == "code":
+                cell["outputs"] = [o for o in cell.get("outputs", [])
+                                   if o.get("output_type") in ("stream", "error")]
+            else:
+                cell["source"] = note
+                cell.pop("attachments", None)
+            cell.setdefault("metadata", {}).setdefault("interconnect", {})["sanitised"] = [note]
     return removed
 
 

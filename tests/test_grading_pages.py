@@ -563,3 +563,28 @@ def test_ring_feedback_shows_no_hidden_test_line(graded):
     for student, nb in (("31337", _hostile()), ("31338", _honest())):
         page = _feedback(graded, student).read_text(encoding="utf-8")
         assert _hidden_shown(page, {"assignment": RING, "nb": nb}) == []
+
+
+def test_parser_tricks_and_failures_fail_closed(monkeypatch):
+    """Markup that a simple parser reads differently from a browser is re-serialised by
+    the cleaner anyway; a cell the cleaner cannot handle is not shown at all."""
+    import autograder.sanitize as sanitize
+    from autograder.sanitize import findings
+    cdata = '<![CDATA[><img src=x onerror="window.__pwned=1">]]>'
+    assert findings(cdata) == [], "Python's html.parser does not see the <img> a browser sees"
+    for trick in (cdata, '<!--><img src=y onerror=alert(2)>'):
+        for cell in (nbformat.v4.new_raw_cell(trick), nbformat.v4.new_markdown_cell(trick)):
+            nb = nbformat.v4.new_notebook(cells=[cell])
+            sanitize_notebook(nb)
+            assert "onerror" not in nb.cells[0].source, nb.cells[0].source
+        c = nbformat.v4.new_code_cell("x")
+        c.outputs = [nbformat.v4.new_output("display_data", data={"text/html": trick})]
+        sanitize_notebook(nbformat.v4.new_notebook(cells=[c]))
+        assert "onerror" not in c.outputs[0].data["text/html"]
+
+    def broken(*a, **k):
+        raise RecursionError("too deep")
+    monkeypatch.setattr(sanitize, "sanitize_markdown", broken)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("<b>x</b>")])
+    assert "could not be sanitised" in sanitize_notebook(nb)[0]
+    assert "<b>" not in nb.cells[0].source
