@@ -71,6 +71,11 @@ _RASTER_DATA = re.compile(r"^data:image/(?:png|jpeg|gif);base64,[A-Za-z0-9+/=\s]
 #: An image shown from inside the page (an SVG shown as an image runs no script and loads nothing).
 _IMG_DATA = re.compile(r"^data:image/(?:png|jpeg|gif|svg\+xml);base64,[A-Za-z0-9+/=\s]*$", re.I)
 _LINK_OK = re.compile(r"^(?:https?://|mailto:|#)", re.I)
+#: Markup the grader cleans: at most this much per output or cell, and per notebook
+#: (bleach is pure Python, some 100 KB/s: a page of figures and tables is far below;
+#: more is not shown, with a note, so a notebook cannot spend the grader's CPU).
+MAX_MARKUP_BYTES = 64 * 1024
+MAX_MARKUP_BYTES_PER_NOTEBOOK = 256 * 1024
 #: Output types shown as they are (no markup in them).
 KEPT_OUTPUTS = frozenset({"text/plain", "image/png", "image/jpeg", "image/gif", "application/json"})
 _IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif")
@@ -279,14 +284,41 @@ def _base64_ok(value) -> bool:
         return False
 
 
-def _clean_output(out) -> list[str]:
+class _Budget:
+    """What is left of a notebook's markup budget."""
+
+    def __init__(self, total=MAX_MARKUP_BYTES_PER_NOTEBOOK):
+        self.left = total
+
+    def take(self, text: str) -> bool:
+        n = len(text.encode("utf-8", "replace")) if len(text) < MAX_MARKUP_BYTES else MAX_MARKUP_BYTES + 1
+        if n > MAX_MARKUP_BYTES or n > self.left:
+            return False
+        self.left -= n
+        return True
+
+
+def _report(text: str, cleaned: str) -> list[str]:
+    if cleaned == text:
+        return []
+    return findings(text) if len(text) <= 16 * 1024 else ["markup cleaned"]
+
+
+def _clean_output(out, budget=None) -> list[str]:
     kind = out.get("output_type")
     if kind not in ("display_data", "execute_result"):
         return []
     data = out.get("data") or {}
+    budget = budget or _Budget()
     removed = []
     for mime in list(data):
         value = data[mime]
+        if mime in ("text/html", "text/markdown", "image/svg+xml") and not budget.take(_text(value)):
+            del data[mime]
+            removed.append(f"{mime} (more markup than the grader cleans: "
+                           f"{MAX_MARKUP_BYTES // 1024} KiB an output, "
+                           f"{MAX_MARKUP_BYTES_PER_NOTEBOOK // 1024} KiB a notebook)")
+            continue
         if mime in KEPT_OUTPUTS:
             if mime in _IMAGE_MIMES and not _base64_ok(value):
                 del data[mime]
@@ -301,7 +333,7 @@ def _clean_output(out) -> list[str]:
         if mime == "text/html":        # always re-serialised by the cleaner (what it parsed)
             text = _text(value)
             data[mime] = clean_html(text)
-            removed += [f"text/html: {f}" for f in findings(text)]
+            removed += [f"text/html: {f}" for f in _report(text, data[mime])]
             continue
         if mime == "text/markdown":
             html, found = sanitize_markdown(_text(value))
@@ -369,9 +401,12 @@ def _clean_attachments(cell) -> list[str]:
     return removed
 
 
-def sanitize_cell(cell) -> list[str]:
+def sanitize_cell(cell, budget=None) -> list[str]:
     """Clean one cell in place; what was removed."""
+    budget = budget or _Budget()
     removed = []
+    if cell.get("cell_type") in ("markdown", "raw") and not budget.take(_text(cell.get("source", ""))):
+        raise ValueError("more markup than the grader cleans")
     if cell.get("cell_type") == "markdown":
         removed += _clean_attachments(cell)
         atts = {n: dict(b) for n, b in (cell.get("attachments") or {}).items()}
@@ -383,11 +418,11 @@ def sanitize_cell(cell) -> list[str]:
     elif cell.get("cell_type") == "raw":
         text = _text(cell.get("source", ""))
         cell["source"] = clean_html(text)
-        removed += findings(text)
+        removed += _report(text, cell["source"])
         removed += _clean_attachments(cell)
     elif cell.get("cell_type") == "code":
         for out in cell.get("outputs", []):
-            removed += _clean_output(out)
+            removed += _clean_output(out, budget)
     if removed:
         meta = cell.setdefault("metadata", {})
         meta.setdefault("interconnect", {})["sanitised"] = sorted(set(removed))
@@ -402,9 +437,10 @@ def sanitize_notebook(nb) -> list[str]:
     if "widgets" in meta:
         del meta["widgets"]
         removed.append("notebook: widget state")
+    budget = _Budget()
     for i, cell in enumerate(nb.get("cells", [])):
         try:
-            removed += [f"cell {i}: {r}" for r in sanitize_cell(cell)]
+            removed += [f"cell {i}: {r}" for r in sanitize_cell(cell, budget)]
         except Exception as exc:  # noqa: BLE001 - fail closed: show nothing of that cell's markup
             removed.append(f"cell {i}: could not be sanitised ({type(exc).__name__}): not shown")
             note = "[this cell could not be sanitised by the grader and is not shown]"

@@ -588,3 +588,20 @@ def test_parser_tricks_and_failures_fail_closed(monkeypatch):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("<b>x</b>")])
     assert "could not be sanitised" in sanitize_notebook(nb)[0]
     assert "<b>" not in nb.cells[0].source
+
+
+def test_markup_has_a_budget():
+    """A notebook cannot spend the grader's CPU on its markup: over the budget, not shown."""
+    from autograder.sanitize import MAX_MARKUP_BYTES, MAX_MARKUP_BYTES_PER_NOTEBOOK
+    big = "<b>x</b>" * (MAX_MARKUP_BYTES // 8 + 1)
+    fits = "<b>x</b>" * (MAX_MARKUP_BYTES // 8 - 10)
+    c = nbformat.v4.new_code_cell("x")
+    n = MAX_MARKUP_BYTES_PER_NOTEBOOK // len(fits) + 2
+    c.outputs = [nbformat.v4.new_output("display_data", data={"text/html": big, "text/plain": "big"})] + [
+        nbformat.v4.new_output("display_data", data={"text/html": fits}) for _ in range(n)]
+    t0 = time.monotonic()
+    removed = sanitize_notebook(nbformat.v4.new_notebook(cells=[c]))
+    assert time.monotonic() - t0 < 60
+    assert c.outputs[0].data == {"text/plain": "big"}
+    assert [("text/html" in o.data) for o in c.outputs[1:]] == [True] * (n - 2) + [False] * 2
+    assert sum("more markup than the grader cleans" in r for r in removed) == 3
