@@ -27,7 +27,8 @@ from nbgrader.preprocessors import (  # noqa: E402
 
 from autograder import COURSE_ID  # noqa: E402
 from autograder.guard import HideHiddenTests, RestoreCellMetadata, SandboxedGrading  # noqa: E402
-from autograder.sanitize import SanitizeStudentContent, StripHiddenFromOutputs  # noqa: E402
+from autograder.sanitize import (  # noqa: E402
+    SanitizeFeedback, SanitizeStudentContent, StripHiddenFromOutputs)
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 
@@ -104,7 +105,7 @@ c.Validator.validate_all = True
 # --- feedback ------------------------------------------------------------------
 c.GenerateFeedback.force = False
 c.GenerateFeedback.preprocessors = [GetGrades, StripHiddenFromOutputs, HideHiddenTests,
-                                    SanitizeStudentContent, CSSHTMLHeaderPreprocessor]
+                                    SanitizeFeedback, CSSHTMLHeaderPreprocessor]
 
 # --- pages: feedback and the formgrader's submission view ---------------------------
 # Both render autograded/ notebooks (already sanitised, above) with nbconvert's

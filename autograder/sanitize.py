@@ -50,7 +50,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 __all__ = ["clean_html", "sanitize_notebook", "sanitize_markdown", "sanitize_svg",
-           "strip_hidden_from_outputs", "hidden_lines", "SanitizeStudentContent",
+           "strip_hidden_from_outputs", "hidden_lines", "SanitizeStudentContent", "SanitizeFeedback",
            "StripHiddenFromOutputs", "ALLOWED_TAGS", "KEPT_OUTPUTS"]
 
 ALLOWED_TAGS = frozenset({
@@ -521,18 +521,36 @@ def strip_hidden_from_outputs(nb) -> int:
     return cut
 
 
+#: Written into a notebook's metadata by the autograde pass.  Feedback skips a notebook
+#: that carries it: nbgrader's ClearMetadataPreprocessor, earlier in the autograde
+#: preprocessors, removes any the student wrote; a new cleaner (version) cleans again.
+MARK = ("interconnect_sanitised", f"bleach {bleach.__version__}, allow-list 1")
+
+
 class SanitizeStudentContent(Preprocessor):
     """The last autograde preprocessor (and one before feedback): the notebook
     stored in ``autograded/`` and every page made from it hold no active content."""
 
     enabled = Bool(True)
+    skip_marked = False
 
     def preprocess(self, nb, resources):
+        meta = nb.setdefault("metadata", {})
+        if self.skip_marked and meta.get(MARK[0]) == MARK[1]:
+            return nb, resources
         removed = sanitize_notebook(nb)
+        meta[MARK[0]] = MARK[1]
         if removed:
             self.log.warning("sanitised %s: %s", (resources.get("nbgrader") or {}).get(
                 "student", "?"), "; ".join(removed)[:1000])
         return nb, resources
+
+
+class SanitizeFeedback(SanitizeStudentContent):
+    """Before feedback: a notebook the autograde pass cleaned (:data:`MARK`) is not
+    cleaned twice; one autograded before is."""
+
+    skip_marked = True
 
 
 class StripHiddenFromOutputs(Preprocessor):

@@ -135,7 +135,9 @@ display(SVG({PLAIN_SVG!r}))
 
 
 def _hostile():
+    from autograder.sanitize import MARK
     nb = submission(RING)
+    nb.metadata[MARK[0]] = MARK[1]          # "already clean": a forged mark
     md = nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN)
     md.attachments = {"evil.svg": {"image/svg+xml": SVG_ATTACHMENT}}
     nb.cells[1:1] = [md, nbformat.v4.new_code_cell(HOSTILE_CODE)]
@@ -207,6 +209,8 @@ def test_the_stored_notebook_is_clean(graded):
     assert not re.search(r"(href|src)\s*=\s*\\?[\"']?\s*javascript:", text), "a javascript: URL"
     md = nb.cells[1]
     assert "<h2>Notes" in md.source and md.metadata["interconnect"]["sanitised"]
+    from autograder.sanitize import MARK
+    assert nb.metadata.get(MARK[0]) == MARK[1], "marked clean by the autograde pass"
     honest = _autograded(graded, "31338")
     assert honest.cells[1].source == HONEST_MARKDOWN, "honest Markdown is stored as written"
     assert "interconnect" not in honest.cells[1].metadata
@@ -605,3 +609,19 @@ def test_markup_has_a_budget():
     assert c.outputs[0].data == {"text/plain": "big"}
     assert [("text/html" in o.data) for o in c.outputs[1:]] == [True] * (n - 2) + [False] * 2
     assert sum("more markup than the grader cleans" in r for r in removed) == 3
+
+
+def test_feedback_cleans_a_notebook_the_autograde_pass_did_not_mark():
+    from autograder.sanitize import MARK, SanitizeFeedback, SanitizeStudentContent
+    def nb_with(meta):
+        return nbformat.v4.new_notebook(metadata=meta, cells=[
+            nbformat.v4.new_markdown_cell("<img src=x onerror=alert(1)>")])
+    old = nb_with({})                        # autograded before sanitising existed
+    SanitizeFeedback().preprocess(old, {})
+    assert "onerror" not in old.cells[0].source and old.metadata[MARK[0]] == MARK[1]
+    stale = nb_with({MARK[0]: "bleach 0.1, allow-list 0"})   # an older cleaner
+    SanitizeFeedback().preprocess(stale, {})
+    assert "onerror" not in stale.cells[0].source
+    forged = nb_with({MARK[0]: MARK[1]})
+    SanitizeStudentContent().preprocess(forged, {})
+    assert "onerror" not in forged.cells[0].source, "the autograde pass never trusts a mark"
