@@ -1,25 +1,27 @@
 """The pages an instructor opens hold nothing active of a student's.
 
-A hostile ``ring_allreduce`` submission (``<img onerror>``, ``<script>``,
-``<svg onload>``, ``javascript:`` links, ``display(HTML(...))``,
-``display(Javascript(...))``, a forged image size, a widget view, an SVG figure
-with a script, a remote image, an SVG attachment with a script, raw HTML in
-Markdown) and an honest one go through the real pipeline, ``python -m
-autograder all --zip`` (what ``make autograde`` runs) on an LMS-style zip.
-Then Debian's chromium opens
+One download (Canvas and Moodle names) of ``pinned_vs_pageable`` goes through
+the real pipeline, ``python -m autograder all --zip`` (what ``make autograde``
+runs): a hostile submission (``<img onerror>``, ``<script>``, ``<svg onload>``,
+``javascript:`` links, ``display(HTML(...))``, ``display(Javascript(...))``, a
+forged image size, a widget view, an SVG figure with a script, a remote image,
+an SVG attachment with a script, raw HTML in Markdown, a forged "already
+clean" mark), an honest one with a figure, both reference solutions and wrong
+answers.  Then Debian's chromium opens
 
-* the feedback HTML of both, and
-* the formgrader's submission page of both: nbgrader's own formgrader, in a
-  Jupyter server started in the course directory as the guide says,
+* the feedback HTML of the hostile and the honest one, and
+* their pages in nbgrader's own formgrader, a Jupyter server started in the
+  course directory as the guide says,
 
-and every payload would set ``window.__pwned`` or the page title, or ask
-``evil.example`` for something (every request is intercepted): none may, while
-the honest figure (a PNG and a plain SVG), headings, a table, bold text, code
-and math still show.
+and every payload would set ``window.__pwned`` or the page title, navigate
+away, or ask ``evil.example`` for something (every request is intercepted):
+none may, while the honest figures (a PNG and a plain SVG), headings, a table,
+bold text, code and math still show.  A control page rendered without
+sanitising runs the payload in the same browser.
 
-The unit tests below check :mod:`autograder.sanitize` itself, and that the
-feedback of the reference solutions of every assignment shows no line of the
-hidden tests that the student did not write.
+The feedback of every submission shows no line of the hidden tests that the
+student did not write, and the failing part's hint.  The unit tests check
+:mod:`autograder.sanitize` itself.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from urllib.parse import urlsplit
 import zipfile
 
 import nbformat
@@ -47,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO_ROOT, "scripts"))
 from test_autograder import submission  # noqa: E402
 
-RING = "ring_allreduce"
+A = "pinned_vs_pageable"      # the assignment of every pipeline test here
 EVIL = "evil.example"
 TOKEN = "grading-pages-test"
 PORT_RANGE = range(18150, 18200)
@@ -136,7 +139,7 @@ display(SVG({PLAIN_SVG!r}))
 
 def _hostile():
     from autograder.sanitize import MARK
-    nb = submission(RING)
+    nb = submission(A)
     nb.metadata[MARK[0]] = MARK[1]          # "already clean": a forged mark
     md = nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN)
     md.attachments = {"evil.svg": {"image/svg+xml": SVG_ATTACHMENT}}
@@ -145,7 +148,7 @@ def _hostile():
 
 
 def _honest():
-    nb = submission(RING)
+    nb = submission(A)
     nb.cells[1:1] = [nbformat.v4.new_markdown_cell(HONEST_MARKDOWN),
                      nbformat.v4.new_code_cell(HONEST_CODE)]
     return nb
@@ -163,37 +166,59 @@ def _free_port():
 
 
 # --- the real pipeline ----------------------------------------------------------------
+def _wrong(nb):
+    """Part D answered wrongly (the slower copy named faster, the wrong reason)."""
+    for c in nb.cells:
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "part_d":
+            c.source = c.source.replace('why = "b"', 'why = "a"').replace(
+                'faster = "resident" if t_r < t_s else "staged"',
+                'faster = "staged" if t_r < t_s else "resident"')
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
+    """One download (Canvas and Moodle names) through ``python -m autograder all``: the
+    hostile and the honest submission, both reference solutions and wrong answers."""
+    from reference_solutions import CLOSED, LOOP, notebook as reference
+    released = nbformat.read(os.path.join(REPO_ROOT, "exercises", A, f"{A}.ipynb"), 4)
+    subs = {"31337": (f"mallory_31337_900001_{A}.ipynb", _hostile()),
+            "31338": (f"honestann_31338_900002_{A}.ipynb", _honest()),
+            "5100": (f"Lou Loop_5100_assignsubmission_file_/{A}.ipynb", reference(released, A, LOOP)),
+            "5101": (f"Cleo Closed_5101_assignsubmission_file_/{A}.ipynb",
+                     reference(released, A, CLOSED)),
+            "5102": (f"Wes Wrong_5102_assignsubmission_file_/{A}.ipynb", submission(A, edit=_wrong))}
     root = tmp_path_factory.mktemp("pages")
-    zpath = root / "canvas-download.zip"
+    zpath = root / "download.zip"
     with zipfile.ZipFile(zpath, "w") as z:
-        z.writestr(f"mallory_31337_900001_{RING}.ipynb", nbformat.writes(_hostile()))
-        z.writestr(f"honestann_31338_900002_{RING}.ipynb", nbformat.writes(_honest()))
+        for name, nb in subs.values():
+            z.writestr(name, nbformat.writes(nb))
     course = root / "course"
     env = dict(os.environ, PYTHONPATH=REPO_ROOT, PYTHONDONTWRITEBYTECODE="1")
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "autograder", "--course", str(course),
-                           "--cell-timeout", "20", "all", "--zip", str(zpath), RING],
+                           "--cell-timeout", "20", "all", "--zip", str(zpath), A],
                           cwd=root, env=env, capture_output=True, text=True, timeout=900)
     seconds = time.monotonic() - t0
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    return dict(root=root, course=course, out=proc.stdout, seconds=seconds, env=env)
+    return dict(root=root, course=course, out=proc.stdout, seconds=seconds, env=env,
+                subs={s: nb for s, (_, nb) in subs.items()})
 
 
 def _autograded(graded, student):
-    return nbformat.read(graded["course"] / "autograded" / student / RING / f"{RING}.ipynb", 4)
+    return nbformat.read(graded["course"] / "autograded" / student / A / f"{A}.ipynb", 4)
 
 
 def _feedback(graded, student):
-    return graded["course"] / "feedback" / student / RING / f"{RING}.html"
+    return graded["course"] / "feedback" / student / A / f"{A}.html"
 
 
 def test_the_grades_are_untouched_by_sanitising(graded):
     """Both submissions solve everything: sanitising changes pages, never grades."""
     rows = {line.split()[0]: line.split() for line in graded["out"].splitlines()
-            if line.startswith(("31337", "31338"))}
-    assert rows["31337"][2] == rows["31338"][2] == rows["31338"][3], graded["out"][-2000:]
+            if line.startswith(("31337", "31338", "5100", "5101", "5102"))}
+    full = rows["31338"][3]
+    assert [rows[s][2] for s in ("31337", "31338", "5100", "5101")] == [full] * 4, graded["out"][-2000:]
+    assert float(rows["5102"][2]) == float(full) - 3
 
 
 def test_the_stored_notebook_is_clean(graded):
@@ -270,7 +295,7 @@ def formgrader(graded):
 def _submission_ids(course):
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {s: gb.find_submission_notebook(RING, RING, s).id for s in ("31337", "31338")}
+        return {s: gb.find_submission_notebook(A, A, s).id for s in ("31337", "31338")}
 
 
 @pytest.fixture(scope="module")
@@ -294,6 +319,7 @@ def _open(browser, url):
     page.expose_function("__icReport", lambda v: ran.append(v))
     page.add_init_script("Object.defineProperty(window, '__pwned', {configurable: false,"
                          " get() { return undefined; }, set(v) { window.__icReport(String(v)); }});")
+    # (the formgrader itself moves between its cells with ?index=N: same page)
     page.on("framenavigated", lambda f: went.append(f.url) if f == page.main_frame else None)
 
     def route(r):
@@ -306,14 +332,11 @@ def _open(browser, url):
     page.route("**/*", route)
     page.goto(url, wait_until="load")
     page.wait_for_timeout(1500)
-    for el in page.query_selector_all("a, details, div, img"):     # hover what can be hovered
-        try:
-            el.hover(timeout=200)
-        except Exception:  # noqa: BLE001 - hidden or detached elements
-            pass
-    for link in page.query_selector_all("a"):
-        href = link.get_attribute("href") or ""
-        if not href.startswith(("http", "#", "/")) and href:
+    page.evaluate("() => document.querySelectorAll('body *').forEach(e => ['mouseover', 'mouseenter',"
+                  " 'focus'].forEach(t => e.dispatchEvent(new Event(t, {bubbles: false}))))")
+    for link in page.query_selector_all("a"):         # a link that would run script
+        href = (link.get_attribute("href") or "").strip().lower()
+        if href.startswith(("javascript:", "data:", "vbscript:")):
             link.click(timeout=1000)
     page.wait_for_timeout(500)
     state = page.evaluate("() => ({title: document.title, text: document.body.innerText,"
@@ -321,7 +344,7 @@ def _open(browser, url):
                           ".map(i => i.src.slice(0, 30)), html: document.documentElement.outerHTML})")
     page.close()
     state.update(asked=asked, pwned=ran[0] if ran else None, ran=ran,
-                 left=[u for u in went if u.split("#")[0] != url.split("#")[0]])
+                 left=[u for u in went if urlsplit(u)[:3] != urlsplit(url)[:3]])
     return state
 
 
@@ -355,7 +378,7 @@ def test_formgrader_submission_pages_run_nothing_of_the_student(graded, formgrad
     ids = _submission_ids(graded["course"])
     for student, sid in ids.items():
         state = _open(browser, f"{formgrader}/formgrader/submissions/{sid}/?token={TOKEN}")
-        assert RING in state["html"] and "part_a" in state["html"], state["text"][:500]
+        assert A in state["html"] and "part_a" in state["html"], state["text"][:500]
         _assert_inert(state)
         if student == "31338":
             _assert_honest_shows(state)
@@ -498,9 +521,6 @@ def test_hidden_lines_are_cut_from_outputs():
 
 
 # --- hidden tests never reach feedback ----------------------------------------------------
-PINNED = "pinned_vs_pageable"
-
-
 def _hidden_shown(page_html, nb_submitted):
     """Lines of the hidden tests the feedback page shows that the student did not write
     (a student's own line that happens to equal a test line is their own work)."""
@@ -516,57 +536,17 @@ def _hidden_shown(page_html, nb_submitted):
     return sorted(h for h in hidden if norm(h) in text and norm(h) not in norm(own))
 
 
-@pytest.fixture(scope="module")
-def pinned_feedback(tmp_path_factory):
-    """pinned_vs_pageable: the two reference solutions, half an answer and wrong
-    answers, through ``python -m autograder all`` on a Moodle-style download."""
-    from reference_solutions import CLOSED, LOOP, notebook as reference
-    released = nbformat.read(os.path.join(REPO_ROOT, "exercises", PINNED, f"{PINNED}.ipynb"), 4)
-
-    def wrong(nb):
-        for c in nb.cells:
-            if c.metadata.get("nbgrader", {}).get("grade_id") == "part_d":
-                c.source = c.source.replace('why = "b"', 'why = "a"').replace(
-                    'faster = "resident" if t_r < t_s else "staged"',
-                    'faster = "staged" if t_r < t_s else "resident"')
-    subs = {"loop": reference(released, PINNED, LOOP), "closed": reference(released, PINNED, CLOSED),
-            "half": submission(PINNED, parts={"part_a", "part_b"}),
-            "wrong": submission(PINNED, edit=wrong)}
-    root = tmp_path_factory.mktemp("pinned")
-    zpath = root / "moodle.zip"
-    ids = {}
-    with zipfile.ZipFile(zpath, "w") as z:
-        for i, (name, nb) in enumerate(subs.items()):
-            ids[name] = str(5100 + i)
-            z.writestr(f"Student {name.title()}_{ids[name]}_assignsubmission_file_/{PINNED}.ipynb",
-                       nbformat.writes(nb))
-    env = dict(os.environ, PYTHONPATH=REPO_ROOT, PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run([sys.executable, "-m", "autograder", "--course", str(root / "course"),
-                           "--cell-timeout", "20", "all", "--zip", str(zpath), PINNED],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    pages = {name: (root / "course" / "feedback" / ids[name] / PINNED / f"{PINNED}.html"
-                    ).read_text(encoding="utf-8") for name in subs}
-    return {name: (pages[name], {"assignment": PINNED, "nb": subs[name]}) for name in subs}
-
-
-@pytest.mark.parametrize("name", ["loop", "closed", "half", "wrong"])
-def test_pinned_feedback_shows_no_hidden_test_line(pinned_feedback, name):
-    page, sub = pinned_feedback[name]
-    assert _hidden_shown(page, sub) == []
+@pytest.mark.parametrize("student", ["31337", "31338", "5100", "5101", "5102"])
+def test_feedback_shows_no_hidden_test_line(graded, student):
+    page = _feedback(graded, student).read_text(encoding="utf-8")
+    assert _hidden_shown(page, {"assignment": A, "nb": graded["subs"][student]}) == []
     assert "hidden tests: not shown" in page
 
 
-def test_failing_feedback_says_which_part_and_the_hint(pinned_feedback):
-    page, _ = pinned_feedback["wrong"]
+def test_failing_feedback_says_which_part_and_the_hint(graded):
+    page = _feedback(graded, "5102").read_text(encoding="utf-8")
     assert "Your own numbers say" in page, "the failing hidden test's message is the hint"
     assert "Score: 7.0 / 10.0" in page and "Score: 0.0 / 3.0" in page, "part D failed, the rest not"
-
-
-def test_ring_feedback_shows_no_hidden_test_line(graded):
-    for student, nb in (("31337", _hostile()), ("31338", _honest())):
-        page = _feedback(graded, student).read_text(encoding="utf-8")
-        assert _hidden_shown(page, {"assignment": RING, "nb": nb}) == []
 
 
 def test_parser_tricks_and_failures_fail_closed(monkeypatch):
