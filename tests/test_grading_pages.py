@@ -605,3 +605,24 @@ def test_feedback_cleans_a_notebook_the_autograde_pass_did_not_mark():
     forged = nb_with({MARK[0]: MARK[1]})
     SanitizeStudentContent().preprocess(forged, {})
     assert "onerror" not in forged.cells[0].source, "the autograde pass never trusts a mark"
+
+
+@pytest.mark.parametrize("markup", ["<svg>" * 13000, "<b>" * 20000, "<script a>" * 6000,
+                                    "<scr<script>x</script>ipt>alert(1)</script>"])
+def test_pathological_markup_is_cheap_and_inert(markup):
+    """Deep nesting and unclosed elements (quadratic for a regex or html5lib) stay cheap."""
+    t0 = time.monotonic()
+    out = clean_html(markup)
+    md, _ = sanitize_markdown(markup)
+    assert time.monotonic() - t0 < 10
+    assert "<script" not in out and "<script" not in md and "<svg" not in out
+
+
+def test_a_deeply_nested_svg_is_not_shown():
+    svg = '<svg xmlns="http://www.w3.org/2000/svg">' + "<g>" * 6000 + "</g>" * 6000 + "</svg>"
+    c = nbformat.v4.new_code_cell("x")
+    c.outputs = [nbformat.v4.new_output("display_data", data={"image/svg+xml": svg}),
+                 nbformat.v4.new_output("stream", name="stdout", text="printed")]
+    removed = sanitize_notebook(nbformat.v4.new_notebook(cells=[c]))
+    assert "could not be sanitised" in removed[0]
+    assert [o.output_type for o in c.outputs] == ["stream"], "printed text is still shown"
