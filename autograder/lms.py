@@ -21,7 +21,12 @@ recognises, for one path inside the zip:
 
 The student id is the LMS's own id where it has one (Canvas user id, Moodle
 participant id, Blackboard user name), so two people with one name are never
-merged; the name is kept for the report.  A file that belongs to a student
+merged; the name is kept for the report.  A person is the pair (LMS, id):
+:class:`StudentIds` gives the gradebook id, the bare id for the first LMS that
+brings it (what the LMS's grade import expects) and ``<id>@<lms>`` for another
+LMS that brings the same number; it remembers the pairs in the course
+directory, so a later collect finds the same people.  The same (LMS, id) with
+two different names is ``manual``: a human decides, nothing is superseded.  A file that belongs to a student
 but is not named like the assignment's notebook is ``manual`` (a human
 decides), never dropped.
 
@@ -34,11 +39,13 @@ decides), never dropped.
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
 
-__all__ = ["Entry", "parse_entry", "valid_student_id", "IGNORED"]
+__all__ = ["Entry", "parse_entry", "valid_student_id", "IGNORED", "StudentIds", "namespace"]
 
 _ID_OK = re.compile(r"^[\w][\w .'@-]{0,63}$")
 #: Files an LMS adds to a download that are not submissions (no report line needed).
@@ -168,3 +175,87 @@ def parse_entry(name: str, notebooks, assignment: str | None = None) -> Entry | 
     if why:
         return why
     return entry
+
+
+# --- who is who: (LMS, id) -> the gradebook's student id ---------------------------------
+#: Formats whose ids are names a person arranged (folders, file prefixes): one namespace.
+_FOLDER_FORMATS = ("tree", "flat")
+
+
+def namespace(lms: str) -> str:
+    """The namespace of an LMS's ids: each LMS its own; folder and flat names share one."""
+    return "folder" if lms in _FOLDER_FORMATS or not lms else lms
+
+
+def _same_name(name: str) -> str:
+    return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", name).casefold())
+
+
+class StudentIds:
+    """The gradebook ids of the people in a course: one per (LMS namespace, LMS id).
+
+    ``StudentIds(path, entries)`` reads what earlier collects recorded (a JSON file;
+    none yet: empty) and takes the entries of one download; :meth:`apply` then gives
+    each entry its gradebook id, or the reason it goes to ``manual``; :meth:`save`
+    records the pairs.
+
+    >>> a = Entry("31337", "nb", name="doejane", lms="canvas")
+    >>> b = Entry("31337", "nb", name="Mallory Roe", lms="moodle")
+    >>> ids = StudentIds(None, [a, b])
+    >>> ids.apply(a), a.student, ids.apply(b), b.student
+    (None, '31337', None, '31337@moodle')
+    """
+
+    def __init__(self, path: str | None, entries=()):
+        self.path = path
+        self.known = {}                      # gradebook id -> {"lms": ns, "id": id, "names": [...]}
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                self.known = json.load(fh).get("students", {})
+        self.by_key = {(v["lms"], v["id"]): sid for sid, v in self.known.items()}
+        self.names = {}                      # key -> {normalised name: name as written}
+        for key, sid in self.by_key.items():
+            for n in self.known[sid].get("names", []):
+                self.names.setdefault(key, {})[_same_name(n)] = n
+        self._batch = {}
+        for e in entries:
+            if isinstance(e, Entry) and e.name:
+                self._batch.setdefault((namespace(e.lms), e.student), {})[_same_name(e.name)] = e.name
+
+    def _id_for(self, key) -> str:
+        if key in self.by_key:
+            return self.by_key[key]
+        ns, raw = key
+        taken = set(self.known)
+        sid = raw if raw not in taken else f"{raw}@{ns}"
+        self.by_key[key] = sid
+        self.known[sid] = {"lms": ns, "id": raw, "names": []}
+        return sid
+
+    def apply(self, entry: Entry) -> str | None:
+        """Set ``entry.student`` to the gradebook id; ``None``, or why a human decides."""
+        key = (namespace(entry.lms), entry.student)
+        sid = self._id_for(key)
+        entry.student = sid
+        names = {**self.names.get(key, {}), **self._batch.get(key, {})}
+        if len(names) > 1:
+            return (f"one {entry.lms or 'folder'} id {key[1]!r} with different names "
+                    f"({', '.join(sorted(names.values()))}): two people or one renamed? A human "
+                    "decides; no file of this id is superseded")
+        if entry.name:
+            have = self.known[sid].setdefault("names", [])
+            if entry.name not in have:
+                have.append(entry.name)
+        why = valid_student_id(sid)
+        return f"{why} (the id this LMS's id gets in the gradebook)" if why else None
+
+    def save(self) -> None:
+        if not self.path:
+            return
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"rule": "a person is (LMS, id); the first LMS to bring an id keeps it bare, "
+                       "another LMS's same id is <id>@<lms>", "students": self.known}, fh,
+                      indent=1, ensure_ascii=False, sort_keys=True)
+        os.replace(tmp, self.path)

@@ -27,6 +27,8 @@ from nbgrader.preprocessors import (  # noqa: E402
 
 from autograder import COURSE_ID  # noqa: E402
 from autograder.guard import HideHiddenTests, RestoreCellMetadata, SandboxedGrading  # noqa: E402
+from autograder.sanitize import (  # noqa: E402
+    SanitizeFeedback, SanitizeStudentContent, StripHiddenFromOutputs)
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 
@@ -81,6 +83,7 @@ c.Autograde.autograde_preprocessors = [
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
+    SanitizeStudentContent,   # last: autograded/ holds no script, handler or remote load
 ]
 c.SandboxedGrading.timeout = int(os.environ.get("INTERCONNECT_CELL_TIMEOUT_S", "30"))
 c.SandboxedGrading.notebook_timeout = int(os.environ.get("INTERCONNECT_NOTEBOOK_TIMEOUT_S", "300"))
@@ -101,4 +104,12 @@ c.Validator.validate_all = True
 
 # --- feedback ------------------------------------------------------------------
 c.GenerateFeedback.force = False
-c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.preprocessors = [GetGrades, StripHiddenFromOutputs, HideHiddenTests,
+                                    SanitizeFeedback, CSSHTMLHeaderPreprocessor]
+
+# --- pages: feedback and the formgrader's submission view ---------------------------
+# Both render autograded/ notebooks (already sanitised, above) with nbconvert's
+# HTMLExporter; a second layer for notebooks autograded before: nbconvert's own
+# sanitising (no JavaScript or widget outputs) with the course's cleaner.
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.filters = {"clean_html": "autograder.sanitize.clean_html"}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import nbformat
 
 from . import COURSE_ID, REPO_ROOT, assignments_in
-from .lms import IGNORED, Entry, parse_entry, valid_student_id
+from .lms import IGNORED, Entry, StudentIds, parse_entry, valid_student_id
 
 __all__ = ["Course", "GradeRow", "normalise_notebook", "scan_notebook", "SUSPICIOUS",
            "parse_entry", "valid_student_id", "LATEST_RULE"]
@@ -244,6 +244,8 @@ class Course:
         except (OSError, zipfile.BadZipFile) as exc:
             raise ValueError(f"--zip {zip_path}: not a readable zip file ({exc})") from exc
         with archive:
+            people = StudentIds(os.path.join(self.dir, "lms_ids.json"),
+                                [parse_entry(i.filename, notebooks, assignment) for i in archive.infolist()])
             for order, info in enumerate(archive.infolist()):
                 if info.is_dir() or IGNORED.search(info.filename.replace("\\", "/")):
                     continue
@@ -253,6 +255,7 @@ class Course:
                 if isinstance(parsed, str):
                     row.update(status="rejected", reason=parsed)
                     continue
+                one_id_two_names = people.apply(parsed)   # a person is (LMS, id): see autograder.lms
                 row.update(student=parsed.student, notebook=parsed.notebook, lms=parsed.lms)
                 if parsed.name:
                     row["name"] = parsed.name
@@ -260,6 +263,9 @@ class Course:
                     row["submission"] = parsed.submission
                 if parsed.late:
                     row["late"] = True
+                if one_id_two_names:
+                    row.update(status="manual", reason=one_id_two_names)
+                    continue
                 if parsed.notebook is None:
                     row.update(status="manual", reason=f"{parsed.original!r} is not named like the "
                                f"assignment's notebook ({', '.join(n + '.ipynb' for n in notebooks)}): "
@@ -324,6 +330,7 @@ class Course:
             if r.get("name") and len(by_name.get(r["name"].casefold(), ())) > 1:
                 r["note"] = ("another student has the same name (ids "
                              + ", ".join(sorted(by_name[r["name"].casefold()])) + "): kept apart")
+        people.save()
         rows = self._merge_report(assignment, rows)
         self._write_report(assignment, rows)
         students = sorted({r["student"] for r in rows if r.get("status") == "accepted"})
