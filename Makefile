@@ -15,17 +15,20 @@ LAB_ARGS ?=
 # with uv's pip compile from pyproject.toml's ranges; tested together by `make test`).
 LOCK   := requirements.lock
 UV_VERSION := 0.13.9
+# JupyterLab's "get notified about official Jupyter news?" pop-up: off (as on the hub and Binder)
+NEWS_PLUGIN := @jupyterlab/apputils-extension:announcements
 $(VENV)/.installed: pyproject.toml $(LOCK)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed (nbgrader 0.9.6); found " + sys.version.split()[0]' \
 	  || { echo "Install Python 3.11 or newer, or run: make PYTHON=python3.12 ..."; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c $(LOCK) -e ".[course,test]"
+	$(PY) -m pip install --quiet -c $(LOCK) -e ".[course,test,bench]"
+	$(PY) -m jupyterlab.labextensions disable --level=sys_prefix $(NEWS_PLUGIN) >/dev/null
 	touch $@
 
 # The workshop hub (JupyterHub and its services): `make test` and `make hub` add it.
 $(VENV)/.hub-installed: $(VENV)/.installed pyproject.toml $(LOCK)
-	$(PY) -m pip install --quiet -c $(LOCK) -e ".[course,test,hub]"
+	$(PY) -m pip install --quiet -c $(LOCK) -e ".[course,test,hub,bench]"
 	touch $@
 
 # Refresh requirements.lock from pyproject.toml's ranges (newest versions that fit, the

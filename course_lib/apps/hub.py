@@ -988,7 +988,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--state-dir", default=os.environ.get("INTERCONNECT_HUB_STATE",
                                                               DEFAULT_STATE_DIR),
                         help="the hub's state folder (default %(default)s)")
-    parser.add_argument("--name", default="",
+    parser.add_argument("--name", dest="instance", default="",
                         help="the hub instance's name: its Unix group and cgroup (default: "
                         "from the state folder, e.g. interconnect-city-8cb7c2; start records it)")
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
@@ -1036,15 +1036,15 @@ def _command(a) -> int:
     try:
         state = os.path.abspath(a.state_dir)
         if a.action == "start":
-            paths = HubPaths(state, a.instructor, a.name)
+            paths = HubPaths(state, a.instructor, a.instance)
         else:
             saved = _load_settings(HubPaths(state)) \
                 if os.path.exists(HubPaths(state).settings_file) else {}
-            if a.name and saved.get("name") and a.name != saved["name"]:
-                raise UsageError(f"--name {a.name!r} is not the name this hub started with "
+            if a.instance and saved.get("name") and a.instance != saved["name"]:
+                raise UsageError(f"--name {a.instance!r} is not the name this hub started with "
                                  f"({saved['name']!r}, {state})")
             paths = HubPaths(state, saved.get("instructor", DEFAULT_INSTRUCTOR),
-                             a.name or saved.get("name", ""))
+                             a.instance or saved.get("name", ""))
         if a.action == "start":
             settings = dict(_settings(a), name=paths.name)
             url = start(paths, settings)
