@@ -485,6 +485,8 @@ def test_formgrader_is_the_instructors_only(hub_run):
     learner, teacher = hub_run["lab_disabled"]["ict-ada"], hub_run["lab_disabled"][INSTRUCTOR]
     for plugin in ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"):
         assert plugin in learner and plugin not in teacher, plugin
+    news = "@jupyterlab/apputils-extension:announcements"   # no "Jupyter news?" pop-up
+    assert news in learner and news in teacher
     assert "@jupyter/nbgrader:assignment-list" not in learner
 
 
