@@ -7,6 +7,7 @@ instructor's Jupyter configurations differ exactly by the instructor tools.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -170,3 +171,12 @@ def test_next_uid_is_above_every_uid_ever_handed_out(tmp_path):
 def test_remove_user_and_stop_name_the_parameter():
     proc = _cli("--state-dir", "/tmp/hub-no-such-state", "remove-user", "root")
     assert proc.returncode == 2 and "not a user of this hub" in proc.stderr, proc.stderr
+
+
+def test_the_hub_refuses_versions_other_than_the_locks(tmp_path):
+    assert hub.unpinned() == []            # this environment holds requirements.lock's pins
+    lock = tmp_path / "lock"
+    lock.write_text("jupyterhub==6.1.1\n")   # the release that broke nativeauthenticator 1.3.0
+    assert hub.unpinned(str(lock), ["jupyterhub"]) == [
+        f"jupyterhub {importlib.metadata.version('jupyterhub')} installed, 6.1.1 in {lock}"]
+    assert hub.unpinned(str(tmp_path / "none")) == [f"{tmp_path / 'none'} is missing"]

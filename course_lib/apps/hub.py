@@ -813,6 +813,43 @@ def prepare_course(paths: HubPaths, assignments=()) -> None:
     _chown_tree(paths.course_store, entry.pw_uid, entry.pw_gid)
 
 
+LOCK_FILE = REPO / "requirements.lock"
+#: The packages whose versions must be the locked ones for the hub to work (JupyterHub 6
+#: with nativeauthenticator 1.3.0 answers every login with HTTP 500).
+HUB_PINNED = ("jupyterhub", "jupyterhub-nativeauthenticator", "jupyterhub-idle-culler",
+              "nbgrader", "jupyterlab", "jupyter-server")
+
+
+def unpinned(lock=LOCK_FILE, names=HUB_PINNED) -> list[str]:
+    """The hub's packages installed at another version than ``lock`` pins, one line each.
+
+    >>> import tempfile, os
+    >>> fd, lock = tempfile.mkstemp(); os.write(fd, b"jupyterhub==0.0.1\\n") and None
+    >>> unpinned(lock, ["jupyterhub"])  # doctest: +ELLIPSIS
+    ['jupyterhub ... installed, 0.0.1 in ...']
+    """
+    import importlib.metadata
+
+    pins = {}
+    try:
+        for line in open(lock, encoding="utf-8"):
+            spec = line.split(";")[0].split("#")[0].strip()
+            if "==" in spec:
+                name, version = spec.split("==", 1)
+                pins[name.strip().lower().replace("_", "-")] = version.strip()
+    except OSError:
+        return [f"{lock} is missing"]
+    out = []
+    for name in names:
+        try:
+            have = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            have = "not"
+        if name in pins and have != pins[name]:
+            out.append(f"{name} {have} installed, {pins[name]} in {lock}")
+    return out
+
+
 def start(paths: HubPaths, settings: dict, wait_s: float = 90.0) -> str:
     """Start the hub in the background; return its address once it answers."""
     if os.geteuid() != 0:
@@ -821,6 +858,10 @@ def start(paths: HubPaths, settings: dict, wait_s: float = 90.0) -> str:
     if not PROXY.exists():
         raise FileNotFoundError(f"{PROXY} is missing: run `bash scripts/ensure_node.sh` "
                                 "(Node.js and the hub's proxy from npm)")
+    wrong = unpinned()
+    if wrong:
+        raise RuntimeError("the hub runs only on the tested versions: " + "; ".join(wrong)
+                           + " (make hub installs them; or: make setup)")
     if _hub_pid(paths):
         raise RuntimeError(f"a hub is already running from {paths.state_dir} "
                            f"(pid {_hub_pid(paths)}); stop it with `make hub-stop`")
