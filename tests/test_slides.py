@@ -235,7 +235,12 @@ def test_every_slide_of_every_deck_fits_1280_by_720(deck_server):
                     page.wait_for_timeout(50)         # layout after the slide change
                     page.wait_for_function(MATH_DONE_JS, timeout=30_000)
                     where = page.evaluate("() => JSON.stringify(Reveal.getIndices())")
-                    for reason in page.evaluate(CUT_OFF_JS):
+                    reasons = page.evaluate(CUT_OFF_JS)
+                    if reasons:                        # once more, after a late layout
+                        page.wait_for_timeout(1000)
+                        page.wait_for_function(MATH_DONE_JS, timeout=30_000)
+                        reasons = page.evaluate(CUT_OFF_JS)
+                    for reason in reasons:
                         cut.setdefault(stem, []).append(f"{where}: {reason}")
                     n += 1
                     if page.evaluate("() => Reveal.isLastSlide() && !Reveal.availableRoutes().down"):
