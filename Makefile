@@ -9,20 +9,34 @@ export MPLBACKEND ?= Agg
 PORT   ?= 8888
 LAB_ARGS ?=
 
-.PHONY: lab test setup browser openmpi bubblewrap fonts learner-lab instructor-lab site clean-venv release autograde doctor bench node hub hub-stop slides
+.PHONY: lab lock test setup browser openmpi bubblewrap fonts learner-lab instructor-lab site clean-venv release autograde doctor bench node hub hub-stop slides
 
-$(VENV)/.installed: pyproject.toml
+# Every Python package at the exact version in requirements.lock (made by `make lock`
+# with uv's pip compile from pyproject.toml's ranges; tested together by `make test`).
+LOCK   := requirements.lock
+UV_VERSION := 0.13.9
+# JupyterLab's "get notified about official Jupyter news?" pop-up: off (as on the hub and Binder)
+NEWS_PLUGIN := @jupyterlab/apputils-extension:announcements
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed (nbgrader 0.9.6); found " + sys.version.split()[0]' \
 	  || { echo "Install Python 3.11 or newer, or run: make PYTHON=python3.12 ..."; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[course,test]"
+	$(PY) -m pip install --quiet -c $(LOCK) -e ".[course,test,bench]"
+	$(PY) -m jupyterlab.labextensions disable --level=sys_prefix $(NEWS_PLUGIN) >/dev/null
 	touch $@
 
 # The workshop hub (JupyterHub and its services): `make test` and `make hub` add it.
-$(VENV)/.hub-installed: $(VENV)/.installed pyproject.toml
-	$(PY) -m pip install --quiet -e ".[course,test,hub]"
+$(VENV)/.hub-installed: $(VENV)/.installed pyproject.toml $(LOCK)
+	$(PY) -m pip install --quiet -c $(LOCK) -e ".[course,test,hub,bench]"
 	touch $@
+
+# Refresh requirements.lock from pyproject.toml's ranges (newest versions that fit, the
+# same pins for Python 3.11 and 3.12); then `make test` before a workshop (the guide).
+lock: setup  ## re-pin every Python dependency (requirements.lock) with uv pip compile
+	$(PY) -m pip install --quiet "uv==$(UV_VERSION)"
+	$(VENV)/bin/uv pip compile pyproject.toml --extra course --extra test --extra hub --extra bench \
+	  --universal --fork-strategy fewest --python-version 3.11 --upgrade -o $(LOCK)
 
 setup: $(VENV)/.installed  ## create .venv and install everything
 

@@ -24,8 +24,11 @@ REST API and asks for all N servers in the same second.  Reported:
   class that mostly reads and drags sliders; it is for the spawn storm at the
   start, which the time above measures on this machine's cores.
 
-Then everything is stopped and the test users are deleted.  Root only (the
-hub creates Unix users).  The figures go into docs/instructor_guide.md.
+Then everything is stopped and the benchmark's users are deleted: ``hub stop
+--purge`` on the benchmark's own state folder, which ends and deletes only what
+that hub instance created (its group and its record of users), so the benchmark
+may run on the machine of a live class (``tests/test_hub.py`` runs it beside one).
+Root only (the hub creates Unix users).  The figures go into docs/instructor_guide.md.
 """
 
 from __future__ import annotations

@@ -4,13 +4,13 @@
 workshop on one machine needs around it (``deploy/jupyterhub_config.py``
 selects it):
 
-* on a user's first spawn, the Unix account (group ``interconnect-city``, home
-  mode 0700) and a copy of the chapters in ``~/chapters/``
-  (:func:`course_lib.apps.hub.prepare_user`); an existing account that is not
-  in the course's group (``root``, ``postgres``...) is refused;
-* memory and CPU limits in a cgroup per user, where the machine's cgroups are
-  writable (:func:`course_lib.apps.hub.make_cgroups`); otherwise the hub logs
-  that the limits are off;
+* on a user's first spawn, the Unix account (in this hub instance's group, with
+  a uid no one ever had; home mode 0700) and a copy of the chapters in
+  ``~/chapters/`` (:func:`course_lib.apps.hub.prepare_user`); an existing account
+  this hub did not create (``root``, another hub's learner...) is refused;
+* memory and CPU limits in a cgroup per user below this hub's own, where the
+  machine's cgroups are writable (:func:`course_lib.apps.hub.make_cgroups`);
+  otherwise the hub logs that the limits are off;
 * the server starts through :mod:`course_lib.apps.hub_launch` in its own mount
   namespace: the interpreter and the course reachable, ``solutions/`` and
   ``.git`` hidden from learners, then the drop to the user;
@@ -46,6 +46,9 @@ class CourseSpawner(LocalProcessSpawner):
                         help="the hub's state folder (exchange, course, configuration)")
     instructor = Unicode(hub.DEFAULT_INSTRUCTOR, config=True,
                          help="the instructor's user name (gets the instructor's tools)")
+    instance = Unicode("", config=True,
+                       help="the hub instance's name (its group and cgroup); default: "
+                       "from the state folder")
 
     @default("cmd")
     def _cmd_default(self):
@@ -56,7 +59,7 @@ class CourseSpawner(LocalProcessSpawner):
         return None
 
     def _paths(self) -> hub.HubPaths:
-        return hub.HubPaths(self.state_dir, self.instructor)
+        return hub.HubPaths(self.state_dir, self.instructor, self.instance)
 
     def get_env(self):
         env = super().get_env()
@@ -69,7 +72,7 @@ class CourseSpawner(LocalProcessSpawner):
         role = "instructor" if self.user.name == self.instructor else "learner"
         entry = await asyncio.to_thread(hub.prepare_user, self.user.name, role, paths)
         cgroups, why = await asyncio.to_thread(
-            hub.make_cgroups, self.user.name, self.mem_limit, self.cpu_limit)
+            hub.make_cgroups, self.user.name, self.mem_limit, self.cpu_limit, paths)
         if why:
             self.log.warning("%s: %s", self.user.name, why)
         spec = {"uid": entry.pw_uid, "gid": entry.pw_gid, "home": entry.pw_dir,
@@ -83,5 +86,6 @@ class CourseSpawner(LocalProcessSpawner):
 
     async def stop(self, now=False):
         await super().stop(now=now)
-        await asyncio.to_thread(hub.end_user_processes, self.user.name)
-        await asyncio.to_thread(hub.remove_cgroups, self.user.name)
+        paths = self._paths()
+        await asyncio.to_thread(hub.end_user_processes, self.user.name, paths)
+        await asyncio.to_thread(hub.remove_cgroups, self.user.name, paths)

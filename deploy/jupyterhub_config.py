@@ -11,14 +11,16 @@
 # docs/instructor_guide.md, "A workshop on a JupyterHub".
 #
 # What is where:
-#   users      each learner is a Unix user (group interconnect-city) with their own
+#   users      each learner is a Unix user (in this hub's own group, named after its
+#              state folder: `hub stop` touches no other hub's users) with their own
 #              JupyterLab server (CourseSpawner: LocalProcessSpawner fenced in a
 #              private mount namespace with per-user cgroups), and a copy of the
 #              chapters in ~/chapters/ made at the first login (deploy/course_spawner.py)
 #   auth       native: learners sign up, the instructor approves them at /hub/authorize
 #              shared: one workshop password for the learners the instructor added
 #   instructor the hub's admin; their server has nbgrader's formgrader on the
-#              course directory ~instructor/course; learners' servers do not
+#              course directory <state>/course (~instructor/course links to it), opened
+#              in its own tab at /user/<instructor>/formgrader; learners' servers do not
 #   exchange   <state>/exchange, nbgrader's exchange shared by all course users
 #   culler     jupyterhub-idle-culler stops idle servers
 #   API        a service token in <state>/hub/api_token (root only) for the course's
@@ -43,7 +45,8 @@ try:
         settings = json.load(fh)
 except OSError:
     settings = {}
-paths = hub.HubPaths(_state, settings.get("instructor", hub.DEFAULT_INSTRUCTOR))
+paths = hub.HubPaths(_state, settings.get("instructor", hub.DEFAULT_INSTRUCTOR),
+                     settings.get("name", ""))
 hub.prepare_state(paths)
 ip = settings.get("ip", "0.0.0.0")
 port = int(settings.get("port", 8000))
@@ -98,6 +101,7 @@ else:
 c.JupyterHub.spawner_class = "course_spawner.CourseSpawner"   # deploy/course_spawner.py
 c.CourseSpawner.state_dir = paths.state_dir
 c.CourseSpawner.instructor = instructor
+c.CourseSpawner.instance = paths.name     # this hub's group and cgroup: it touches no other's
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = f"/lab/tree/{hub.COURSE_FOLDER}/00_start_here.ipynb"
 c.Spawner.mem_limit = mem_limit          # a cgroup per user, where cgroups are writable

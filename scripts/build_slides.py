@@ -81,6 +81,9 @@ def exporter():
         reveal_theme="white",  # its fonts ship with reveal.js ("simple" loads web fonts)
         reveal_scroll=True,          # long cells (the summaries) scroll inside the slide
         reveal_number="c/t",
+        # A 1280 x 720 projector shows the whole slide; reveal.js scales it to other screens.
+        reveal_width=str(SLIDE_SIZE[0]),
+        reveal_height=str(SLIDE_SIZE[1]),
         require_js_url="lib/require.js",
         jquery_url="lib/jquery.min.js",
         mathjax_url="lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
@@ -91,6 +94,33 @@ def exporter():
         mermaid_layout_elk_js_url="lib/mermaid-none.mjs",
         embed_images=True,
     )
+
+
+#: The slide in reveal.js's own pixels: a 1280 x 720 (16:9) projector, the usual one.
+SLIDE_SIZE = (1280, 720)
+
+#: Put into every deck's <head>: nothing on a slide is cut off.  A slide taller than the
+#: screen scrolls inside itself from the top (reveal.js would centre it and clip both
+#: ends); wide pictures shrink to the slide's width, wide tables and code scroll sideways.
+FIT_CSS = """<style id="ic-fit">
+.reveal .slides > section > section {
+  height: 100% !important; top: 0 !important; margin-top: 0 !important;
+  overflow-y: auto !important; box-sizing: border-box; }
+.reveal .slides section img, .reveal .slides section svg { max-width: 100%; height: auto; }
+.reveal .slides section pre, .reveal .slides section table,
+.reveal .slides section .ic-diagram { max-width: 100%; overflow-x: auto; box-sizing: border-box; }
+.reveal .slides section .jp-Cell, .reveal .slides section .jp-OutputArea,
+.reveal .slides section .jp-OutputArea-output, .reveal .slides section .jp-InputArea {
+  max-width: 100%; box-sizing: border-box; }
+</style>
+"""
+
+
+def fit_to_screen(body: str) -> str:
+    """The deck's HTML with :data:`FIT_CSS` at the end of its <head>."""
+    if "</head>" not in body:
+        raise ValueError("the exported deck has no </head>")
+    return body.replace("</head>", FIT_CSS + "</head>", 1)
 
 
 MERMAID_STANDIN = """// Written by scripts/build_slides.py. The chapters draw no Mermaid diagrams,
@@ -131,7 +161,7 @@ def build(src: Path, out: Path, only=(), timeout_s: float = 600.0) -> list[tuple
             body, _ = exp.from_notebook_node(
                 nb, resources={"metadata": {"name": notebook_title(nb, path.stem)}})
             deck = out / f"{path.stem}.slides.html"
-            deck.write_text(body, encoding="utf-8")
+            deck.write_text(fit_to_screen(body), encoding="utf-8")
             results.append((path, deck, "", time.perf_counter() - t0))
         except Exception as exc:  # report every chapter, then fail
             results.append((path, None, f"{type(exc).__name__}: {exc}"[:500],

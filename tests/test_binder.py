@@ -22,6 +22,7 @@ from packaging.version import Version
 import autograder
 
 REPO = Path(__file__).resolve().parent.parent
+NEWS_PLUGIN = "@jupyterlab/apputils-extension:announcements"   # course_lib.apps.hub's too
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -44,6 +45,8 @@ def env_specs() -> dict:
     for dep in conda_env()["dependencies"]:
         items = dep["pip"] if isinstance(dep, dict) else [dep]
         for item in items:
+            if item.startswith("-"):       # pip options: -c requirements.lock (tests/test_lock.py)
+                continue
             name, constraint = split(item)
             out[name] = constraint
     return out
@@ -243,12 +246,14 @@ def test_postbuild_disables_the_instructor_lab_plugins(fresh_env):
     assert "@jupyter-widgets/jupyterlab-manager" in out
     disabled_section = out.split("Disabled extensions:", 1)[1]
     disabled = {ln.strip() for ln in disabled_section.splitlines() if ln.strip().startswith("@")}
-    assert disabled == set(autograder.STUDENT_DISABLED_EXTENSIONS)
+    # nbgrader's instructor tools, and JupyterLab's "Jupyter news?" pop-up
+    assert disabled == {*autograder.STUDENT_DISABLED_EXTENSIONS, NEWS_PLUGIN}
     assert "@jupyter/nbgrader:validate-assignment" not in disabled
     page = json.loads((fresh_env["venv"] / "etc" / "jupyter" / "labconfig" /
                        "page_config.json").read_text())
     # locked, so a learner cannot switch them back on from the Plugin Manager
-    assert {k for k, v in page["lockedExtensions"].items() if v} == disabled
+    assert {k for k, v in page["lockedExtensions"].items() if v} == \
+        set(autograder.STUDENT_DISABLED_EXTENSIONS)
 
 
 @pytest.mark.slow

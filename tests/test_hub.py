@@ -1,8 +1,10 @@
 """The workshop hub for real: JupyterHub, real Unix users, nbgrader's exchange between them.
 
-One hub for the module, started with the course's own command
-(``python -m course_lib hub start``, the shared-password authenticator) on a
-free loopback port with a temporary state folder.  Through the hub's REST API
+Two hubs side by side, as on a workshop machine where someone runs the tests
+beside a live class.  The *live* hub (shared password, one learner with a
+running kernel) starts first; the hub under test starts with the course's own
+command and its default sign-in (``python -m course_lib hub start``, the
+native authenticator) on a free loopback port with a temporary state folder.  Through the hub's REST API
 (the course-admin token from the state folder) the test creates the
 instructor and three learners and starts their servers.  Then, each step as
 the user whose step it is, through that user's own server behind the hub:
@@ -14,12 +16,17 @@ the user whose step it is, through that user's own server behind the hub:
 * the course's pipeline collects, autogrades and releases feedback
   (``python -m course_lib hub grade``, which runs ``python -m autograder`` as
   root); the learners fetch their feedback;
-* one learner logs in through the login page in Debian's chromium, opens
-  chapter 1 and runs a cell.
+* a learner is deleted (``hub remove-user``): their submission is handed to root,
+  and the next new learner gets a uid no one ever had;
+* in Debian's chromium, the sign-in a learner uses: the instructor signs up, a
+  learner signs up, the instructor approves them at ``/hub/authorize`` and opens
+  the formgrader in its own tab, the learner logs in through the login page,
+  opens chapter 1 and runs a cell.
 
-The expected scores come from the points in the source notebook.  The last
-test stops the hub with ``--purge`` and checks that no process of the hub, its
-proxy or the test's users is left, and that their accounts and homes are gone.
+The expected scores come from the points in the source notebook.  Then the hub
+under test stops with ``--purge`` (no process, user or home of its own left),
+the load benchmark runs one learner on a third hub and cleans up, and the live
+hub's users, homes, course directory, server and kernel are checked untouched.
 
 Needs root (the hub creates Unix users), the hub's Python packages (``.[hub]``)
 and the proxy from npm (``bash scripts/ensure_node.sh``); without them the
@@ -57,6 +64,9 @@ RING = "ring_allreduce"
 COURSE = "interconnect-city"
 INSTRUCTOR = "ict-teacher"
 LEARNERS = {"ict-ada": "full", "ict-bo": "blank", "ict-cy": "full"}
+SIGNUP = "ict-dee"          # signs up in the browser; the instructor approves
+LATE = "ict-eve"            # created after ict-cy is deleted
+LIVE_INSTRUCTOR, LIVE_LEARNER = "icl-teacher", "icl-ann"
 MEM_LIMIT = 1536 * 2**20
 
 
@@ -212,10 +222,77 @@ def _alive(pids):
     return out
 
 
+def _snapshot(folder):
+    """{relative path: (uid, mode, size)} of everything under ``folder``."""
+    out = {}
+    for root, dirs, files in os.walk(folder):
+        for item in [root, *(os.path.join(root, f) for f in files)]:
+            try:
+                st = os.lstat(item)
+                out[os.path.relpath(item, folder)] = (st.st_uid, st.st_mode, st.st_size)
+            except OSError:
+                pass
+    return out
+
+
+def _live_view(live):
+    """What the live hub has on the machine now."""
+    view = {"accounts": {}, "homes": {}}
+    for name in (LIVE_INSTRUCTOR, LIVE_LEARNER):
+        try:
+            e = pwd.getpwnam(name)
+            view["accounts"][name] = (e.pw_uid, e.pw_gid, e.pw_dir)
+            view["homes"][name] = sorted(os.listdir(e.pw_dir))
+        except (KeyError, OSError) as exc:
+            view["accounts"][name] = repr(exc)
+    view["course"] = _snapshot(os.path.join(live["state"], "course"))
+    return view
+
+
 @pytest.fixture(scope="module")
-def hub_run():
+def live_hub():
+    """A hub with a learner and a running kernel, standing for a class in progress."""
     _need(_missing())
-    for name in [INSTRUCTOR, *LEARNERS]:
+    for name in (LIVE_INSTRUCTOR, LIVE_LEARNER):
+        try:
+            pwd.getpwnam(name)
+            pytest.fail(f"Unix user {name} exists before the test; remove it (userdel -r {name})")
+        except KeyError:
+            pass
+    state = tempfile.mkdtemp(prefix="ic-live-")
+    port = _free_port()
+    proc = _cli(state, "start", "--ip", "127.0.0.1", "--port", str(port), "--auth", "shared",
+                "--instructor", LIVE_INSTRUCTOR, "--assignments", RING)
+    live = {"state": state}
+    try:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        hub = Hub(f"http://127.0.0.1:{port}", state)
+        live["hub"] = hub
+        status, out = hub.call("POST", "/hub/api/users", body={"usernames": [LIVE_LEARNER]})
+        assert status == 201, (status, out)
+        status, out = hub.call("POST", f"/hub/api/users/{LIVE_LEARNER}/server")
+        assert status in (201, 202), (status, out)
+        _wait_ready(hub, [LIVE_LEARNER])
+        status, tok = hub.call("POST", f"/hub/api/users/{LIVE_LEARNER}/tokens",
+                               body={"note": "live", "expires_in": 7200})
+        hub.user_tokens[LIVE_LEARNER] = tok["token"]
+        status, kernel = hub.as_user(LIVE_LEARNER, "POST", "/api/kernels",
+                                     body={"name": "python3"})
+        assert status == 201, (status, kernel)
+        live["kernel"] = kernel["id"]
+        uid = pwd.getpwnam(LIVE_LEARNER).pw_uid
+        live["pids"] = sorted(_processes_of({uid}))
+        live["before"] = _live_view(live)
+        yield live
+    finally:
+        _cli(state, "stop", "--purge")
+        shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def hub_run(live_hub):
+    _need(_missing())
+    for name in [INSTRUCTOR, *LEARNERS, SIGNUP, LATE]:
         try:
             pwd.getpwnam(name)
             pytest.fail(f"Unix user {name} exists before the test; remove it (userdel -r {name})")
@@ -225,7 +302,7 @@ def hub_run():
     port = _free_port()
     t0 = time.perf_counter()
     t_start = time.perf_counter()
-    proc = _cli(state, "start", "--ip", "127.0.0.1", "--port", str(port), "--auth", "shared",
+    proc = _cli(state, "start", "--ip", "127.0.0.1", "--port", str(port),   # --auth native
                 "--instructor", INSTRUCTOR, "--mem-limit", str(MEM_LIMIT), "--cpu-limit", "1",
                 "--cull-idle", "3600", "--assignments", RING)
     if proc.returncode != 0:
@@ -325,12 +402,10 @@ def _round_trip(hub, run):
     proc = _cli(run["state"], "grade", RING, timeout=600)
     run["grade_out"] = proc.stdout + proc.stderr
     assert proc.returncode == 0, run["grade_out"]
-    csv_path = os.path.join(run["state"], "grades.csv")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "autograder", "--course",
-                           f"/home/{INSTRUCTOR}/course", "export", "--to", csv_path],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    csv_path = os.path.join(run["state"], "course", "grades.csv")   # written by `hub grade`
+    run["grades_owner"] = pwd.getpwuid(os.stat(csv_path).st_uid).pw_name
+    run["course_link"] = (os.path.islink(f"/home/{INSTRUCTOR}/course"),
+                          os.path.realpath(f"/home/{INSTRUCTOR}/course"))
     import csv
     with open(csv_path, newline="", encoding="utf-8") as fh:
         run["grades"] = {r["student_id"]: float(r["raw_score"]) for r in csv.DictReader(fh)
@@ -348,6 +423,7 @@ def _round_trip(hub, run):
         status, folder = hub.as_user(name, "GET", f"/api/contents/{COURSE}/{RING}/feedback")
         assert status == 200, (name, status, folder)
         htmls = []
+        run.setdefault("feedback_dirs", []).extend(s["path"] for s in folder["content"])
         for stamp in folder["content"]:
             status, inner = hub.as_user(name, "GET",
                                         f"/api/contents/{urllib.parse.quote(stamp['path'])}")
@@ -372,11 +448,30 @@ def _round_trip(hub, run):
     run["limits"] = hubapp.cgroup_limits_of(server_pid[0]) if server_pid else {}
     run["hub_log"] = Path(run["state"], "hub", "jupyterhub.log").read_text(errors="replace")
 
+    # -- a learner leaves; the next one must not inherit what was theirs -----------------
+    cy_uid = run["uids"]["ict-cy"]
+    run["removed"] = ["ict-cy"]
+    proc = _cli(run["state"], "remove-user", "ict-cy")
+    run["remove_out"] = proc.stdout + proc.stderr
+    assert proc.returncode == 0, run["remove_out"]
+    run["cy_gone"] = not os.path.exists(run["homes"]["ict-cy"])
+    run["cy_inbound"] = {p.name: p.stat().st_uid for p in inbound.iterdir()
+                         if p.name.startswith("ict-cy+")}
+    proc = _cli(run["state"], "as", LATE, "--", "id", "-u")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run["late_uid"] = int(proc.stdout.split()[-1])
+    run["cy_uid"] = cy_uid
+    run["late_owns"] = sorted(str(p) for p in Path(run["state"], "exchange").rglob("*")
+                              if p.lstat().st_uid == run["late_uid"])
+    lap("remove a learner, add one")
+
 
 def test_users_made_through_the_rest_api_are_unix_users_with_the_course(hub_run):
     assert hub_run["created"] == sorted(LEARNERS)
     assert hub_run["admins"] == [INSTRUCTOR]
     for name, home in hub_run["homes"].items():
+        if name in hub_run["removed"]:
+            continue                                 # deleted on purpose below
         assert home == f"/home/{name}"
         assert os.stat(home).st_mode & 0o777 == 0o700, name
         assert os.stat(home).st_uid == hub_run["uids"][name] != 0
@@ -390,6 +485,8 @@ def test_formgrader_is_the_instructors_only(hub_run):
     learner, teacher = hub_run["lab_disabled"]["ict-ada"], hub_run["lab_disabled"][INSTRUCTOR]
     for plugin in ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"):
         assert plugin in learner and plugin not in teacher, plugin
+    news = "@jupyterlab/apputils-extension:announcements"   # no "Jupyter news?" pop-up
+    assert news in learner and news in teacher
     assert "@jupyter/nbgrader:assignment-list" not in learner
 
 
@@ -411,6 +508,28 @@ def test_scores_come_from_the_points_in_the_source(hub_run):
     expected = {n: (top if kind == "full" else 0.0) for n, kind in LEARNERS.items()}
     assert hub_run["grades"] == expected, hub_run["grade_out"][-3000:]
     assert hub_run["course_owner"] == INSTRUCTOR   # handed back for the formgrader
+    assert hub_run["grades_owner"] == INSTRUCTOR   # grades.csv too, not root
+
+
+def test_the_course_directory_lives_outside_any_home(hub_run):
+    is_link, target = hub_run["course_link"]
+    assert is_link and target == os.path.join(hub_run["state"], "course")
+
+
+def test_a_deleted_learners_uid_is_never_handed_out_again(hub_run):
+    assert hub_run["cy_gone"], hub_run["remove_out"]
+    assert hub_run["cy_inbound"] and set(hub_run["cy_inbound"].values()) == {0}, \
+        hub_run["cy_inbound"]                      # kept for grading, owned by root
+    assert hub_run["late_uid"] != hub_run["cy_uid"]
+    assert hub_run["late_uid"] > max(hub_run["uids"].values())
+    assert hub_run["late_owns"] == []              # nothing of anyone else's in the exchange
+
+
+def test_feedback_lands_where_the_guide_says(hub_run):
+    guide = (REPO / "docs" / "instructor_guide.md").read_text(encoding="utf-8")
+    assert f"~/{COURSE}/{RING}/feedback/<timestamp>/{RING}.html" in guide
+    for path in hub_run["feedback_dirs"]:
+        assert re.fullmatch(rf"{COURSE}/{RING}/feedback/[\d\-: .]+[\w:.+-]*", path), path
 
 
 def test_learners_fetch_feedback_with_their_score(hub_run):
@@ -437,63 +556,125 @@ def test_a_learner_is_fenced_in(hub_run):
         assert "limits are off" in hub_run["hub_log"], limits
 
 
-def login_and_run_first_cell(url, user, password, shot_dir=None):
-    """Log ``user`` in through the hub's login page in chromium, open chapter 1 and run
-    its first code cell; return (prompt, output) of that cell."""
-    from playwright.sync_api import sync_playwright
+def _browser(p):
+    return p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                    headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+
+def sign_up(page, url, user, password):
+    """Sign up at the hub's sign-up page, as the guide asks learners and the instructor."""
+    page.goto(f"{url}/hub/signup", wait_until="domcontentloaded", timeout=60_000)
+    page.fill("#username_input", user)
+    page.fill("#password_input", password)
+    page.fill("#password_confirmation_input", password)
+    page.click("#signup_submit")
+    page.wait_for_load_state("domcontentloaded")
+    return page.inner_text("body")
+
+
+def log_in(page, url, user, password):
+    page.goto(f"{url}/hub/login", wait_until="domcontentloaded", timeout=60_000)
+    page.fill("input[name=username]", user)
+    page.fill("input[name=password]", password)
+    page.click("#login_submit")
+    page.wait_for_url(f"**/user/{user}/**", timeout=180_000)
+
+
+def run_first_cell(page, url, user):
+    """Open chapter 1 in the user's JupyterLab and run its first code cell; (prompt, output)."""
+    page.goto(f"{url}/user/{user}/lab/tree/chapters/01_city_at_night.ipynb",
+              wait_until="domcontentloaded", timeout=60_000)
+    cell = page.locator(".jp-Notebook .jp-CodeCell").first
+    cell.wait_for(timeout=120_000)
+    # the kernel is up when the toolbar's kernel indicator reports idle
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator,"
+        " .jp-StatusBar-TextItem')].some(e => /idle/i.test(e.getAttribute('data-status')"
+        " || e.textContent))", timeout=120_000)
+    output = cell.locator(".jp-OutputArea-output")
+    for attempt in range(3):       # a cold kernel can drop the first request
+        cell.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Escape")          # command mode on this cell
+        page.keyboard.press("Control+Enter")   # run it, stay on it
         try:
-            page.goto(f"{url}/hub/login", wait_until="domcontentloaded", timeout=60_000)
-            page.fill("input[name=username]", user)
-            page.fill("input[name=password]", password)
-            page.click("#login_submit")
-            page.wait_for_url(f"**/user/{user}/**", timeout=120_000)
-            page.goto(f"{url}/user/{user}/lab/tree/chapters/01_city_at_night.ipynb",
-                      wait_until="domcontentloaded", timeout=60_000)
-            cell = page.locator(".jp-Notebook .jp-CodeCell").first
-            cell.wait_for(timeout=90_000)
-            # the kernel is up when the toolbar's kernel indicator reports idle
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator,"
-                " .jp-StatusBar-TextItem')].some(e => /idle/i.test(e.getAttribute('data-status')"
-                " || e.textContent))", timeout=90_000)
-            output = cell.locator(".jp-OutputArea-output")
-            for attempt in range(3):       # a cold kernel can drop the first request
-                cell.locator(".jp-InputArea-editor").click()
-                page.keyboard.press("Escape")          # command mode on this cell
-                page.keyboard.press("Control+Enter")   # run it, stay on it
-                try:
-                    output.first.wait_for(timeout=40_000)
-                    break
-                except Exception:
-                    if attempt == 2:
-                        raise
-            page.wait_for_function(
-                "c => /\\[\\d+\\]/.test(c.querySelector('.jp-InputPrompt').textContent)",
-                arg=cell.element_handle(), timeout=60_000)
-            return (cell.locator(".jp-InputPrompt").first.inner_text(),
-                    "\n".join(output.all_inner_texts()))
+            output.first.wait_for(timeout=40_000)
+            break
         except Exception:
-            shot = os.path.join(shot_dir or tempfile.gettempdir(), "hub_login.png")
-            page.screenshot(path=shot)
-            raise
-        finally:
-            browser.close()
+            if attempt == 2:
+                raise
+    page.wait_for_function(
+        "c => /\\[\\d+\\]/.test(c.querySelector('.jp-InputPrompt').textContent)",
+        arg=cell.element_handle(), timeout=60_000)
+    return (cell.locator(".jp-InputPrompt").first.inner_text(),
+            "\n".join(output.all_inner_texts()))
 
 
-def test_a_learner_logs_in_and_runs_a_cell_of_chapter_1(hub_run):
+@pytest.fixture(scope="module")
+def native_sign_in(hub_run):
+    """The default sign-in, end to end in chromium (see the module's docstring)."""
     if not os.path.exists(CHROMIUM):
         _need(f"{CHROMIUM} not found: bash scripts/ensure_chromium.sh")
     try:
-        import playwright.sync_api  # noqa: F401
+        from playwright.sync_api import sync_playwright
     except ImportError as exc:
         _need(f"playwright is not installed: {exc}")
-    password = open(os.path.join(hub_run["state"], "hub", "workshop_password")).read().strip()
-    prompt, output = login_and_run_first_cell(hub_run["hub"].url, "ict-ada", password)
+    import secrets
+
+    url = hub_run["hub"].url
+    pw = {INSTRUCTOR: secrets.token_urlsafe(12), SIGNUP: secrets.token_urlsafe(12)}
+    out = {}
+    with sync_playwright() as p:
+        browser = _browser(p)
+        teacher = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        learner = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        page = teacher
+        try:
+            out["teacher_signup"] = sign_up(teacher, url, INSTRUCTOR, pw[INSTRUCTOR])
+            page = learner
+            out["learner_signup"] = sign_up(learner, url, SIGNUP, pw[SIGNUP])
+            # not approved yet: the login page does not let the learner in
+            learner.goto(f"{url}/hub/login", wait_until="domcontentloaded")
+            learner.fill("input[name=username]", SIGNUP)
+            learner.fill("input[name=password]", pw[SIGNUP])
+            learner.click("#login_submit")
+            learner.wait_for_load_state("domcontentloaded")
+            out["before_approval"] = learner.url
+            page = teacher
+            log_in(teacher, url, INSTRUCTOR, pw[INSTRUCTOR])
+            teacher.goto(f"{url}/hub/authorize", wait_until="domcontentloaded")
+            teacher.click(f"a[href$='authorize/{SIGNUP}']:has-text('Authorize')")
+            teacher.wait_for_load_state("domcontentloaded")
+            out["authorize_page"] = teacher.inner_text("body")
+            # the formgrader, where the guide says: its own tab at /user/<instructor>/formgrader
+            teacher.goto(f"{url}/user/{INSTRUCTOR}/formgrader", wait_until="domcontentloaded",
+                         timeout=60_000)
+            teacher.wait_for_selector(f"text={RING}", timeout=60_000)
+            out["formgrader"] = teacher.inner_text("body")
+            page = learner
+            log_in(learner, url, SIGNUP, pw[SIGNUP])
+            out["learner_url"] = learner.url
+            out["prompt"], out["output"] = run_first_cell(learner, url, SIGNUP)
+        except Exception:
+            page.screenshot(path=os.path.join(tempfile.gettempdir(), "hub_native_sign_in.png"))
+            raise
+        finally:
+            browser.close()
+    return out
+
+
+def test_native_sign_up_needs_the_instructors_approval(native_sign_in):
+    assert "/hub/login" in native_sign_in["before_approval"], native_sign_in["before_approval"]
+    assert "/user/" not in native_sign_in["before_approval"]
+    assert "500" not in native_sign_in["learner_signup"], native_sign_in["learner_signup"]
+
+
+def test_the_formgrader_opens_in_its_own_tab(native_sign_in):
+    text = native_sign_in["formgrader"]
+    assert "Manage Assignments" in text and RING in text, text[:2000]
+
+
+def test_an_approved_learner_logs_in_and_runs_a_cell_of_chapter_1(native_sign_in):
+    assert f"/user/{SIGNUP}/lab" in native_sign_in["learner_url"]
+    prompt, output = native_sign_in["prompt"], native_sign_in["output"]
     assert "[1]" in prompt, prompt
     # the cell ran in the learner's kernel and printed or drew what the chapter's first
     # code cell makes (today the city's map), with no error
@@ -518,4 +699,24 @@ def test_stop_leaves_no_process_user_or_home_behind(hub_run):
         with pytest.raises(KeyError):
             pwd.getpwnam(name)
         assert not os.path.exists(home), home
+    for name in (SIGNUP, LATE):
+        with pytest.raises(KeyError):
+            pwd.getpwnam(name)
     assert not os.path.exists(hub_run["state"])
+
+
+def test_the_load_benchmark_beside_a_live_hub(live_hub, hub_run):
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import bench_hub
+
+    result = bench_hub.run(1)
+    assert result["stopped"] and result["all_ready_s"] > 0, result
+
+
+def test_a_live_hub_is_untouched_by_the_tests_and_the_benchmark(live_hub, hub_run):
+    assert hub_run["stopped"]             # after the hub under test was purged...
+    assert _live_view(live_hub) == live_hub["before"]     # ...accounts, homes, course
+    assert _alive(live_hub["pids"]) == live_hub["pids"]   # server and kernel still running
+    status, kernel = live_hub["hub"].as_user(LIVE_LEARNER, "GET",
+                                             f"/api/kernels/{live_hub['kernel']}")
+    assert status == 200 and kernel["id"] == live_hub["kernel"], (status, kernel)

@@ -7,6 +7,7 @@ instructor's Jupyter configurations differ exactly by the instructor tools.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -79,7 +80,7 @@ def test_state_dir_must_be_absolute():
 
 def test_existing_system_account_is_refused(tmp_path):
     paths = hub.HubPaths(str(tmp_path), instructor="ict-nobody")
-    with pytest.raises(PermissionError, match="not one of the course's"):
+    with pytest.raises(PermissionError, match="not one of this hub's"):
         hub.prepare_user("root", "learner", paths)       # root exists, not in the group
 
 
@@ -99,11 +100,14 @@ def test_learner_and_instructor_configurations(tmp_path):
     def off(config):
         return {k for k, v in config["disabledExtensions"].items() if v}
 
-    assert set(learner_lab["disabledExtensions"]) == set(hub.NBGRADER_PLUGINS)
-    assert off(learner_lab) == set(hub.LEARNER_OFF_PLUGINS)
-    assert set(learner_lab["lockedExtensions"]) == set(hub.NBGRADER_PLUGINS)
+    assert set(learner_lab["disabledExtensions"]) == {*hub.NBGRADER_PLUGINS, hub.NEWS_PLUGIN}
+    assert off(learner_lab) == {*hub.LEARNER_OFF_PLUGINS, hub.NEWS_PLUGIN}
+    assert set(learner_lab["lockedExtensions"]) == {*hub.NBGRADER_PLUGINS, hub.NEWS_PLUGIN}
     assert learner_lab["disabledExtensions"]["@jupyter/nbgrader:assignment-list"] is False
-    assert off(teacher_lab) == set()
+    assert off(teacher_lab) == {hub.NEWS_PLUGIN}
+    for config in (learner_lab, teacher_lab):   # no "Jupyter news?" pop-up, for anyone
+        assert config["disabledExtensions"][hub.NEWS_PLUGIN] is True
+        assert config["lockedExtensions"][hub.NEWS_PLUGIN] is True
     server = json.loads(read("learner", "jupyter_server_config.json"))["ServerApp"]
     assert {e for e, on in server["jpserver_extensions"].items() if not on} == \
         set(hub.LEARNER_OFF_SERVER)
@@ -124,3 +128,55 @@ def test_closed_ancestor():
     assert hub_launch.closed_ancestor("/usr/bin") is None
     if os.path.isdir("/root") and not os.stat("/root").st_mode & 0o001:
         assert hub_launch.closed_ancestor("/root/x/y") == "/root"
+
+
+def test_each_state_folder_is_its_own_instance():
+    a, b = hub.HubPaths("/srv/workshop"), hub.HubPaths("/tmp/x/workshop")
+    assert a.name != b.name and a.name.startswith("workshop-") and b.name.startswith("workshop-")
+    assert a.group == a.name == hub.HubPaths("/srv/workshop/").name   # stable for one folder
+    assert hub.HubPaths("/srv/workshop", name="class-a").group == "class-a"
+    assert hub.HubPaths("/srv/123").name.startswith("hub-123-")       # a group name
+    for bad in ("Class A", "../x", "a" * 40):
+        with pytest.raises(ValueError, match="name"):
+            hub.HubPaths("/srv/workshop", name=bad)
+
+
+def test_course_directory_outlives_the_instructors_home():
+    p = hub.HubPaths("/srv/ic", instructor="ict-nobody")
+    assert p.course_store == "/srv/ic/course"
+    assert not p.course_store.startswith("/home/")
+
+
+def test_a_hub_knows_no_user_it_did_not_record(tmp_path):
+    paths = hub.HubPaths(str(tmp_path / "state"))
+    assert hub.course_users(paths) == []                   # no group, no record
+    with pytest.raises(PermissionError, match="not a user of this hub"):
+        hub.remove_user(paths, "root")
+    assert hub.end_user_processes("root", paths) == 0      # not ours: nothing ended
+
+
+def test_next_uid_is_above_every_uid_ever_handed_out(tmp_path):
+    import grp
+    import pwd
+
+    ledger = tmp_path / "uids"
+    first = hub.next_uid(str(ledger))
+    used = {e.pw_uid for e in pwd.getpwall()} | {g.gr_gid for g in grp.getgrall()}
+    assert hub.UID_MIN <= first <= hub.UID_MAX and first not in used
+    # a uid in the ledger stays taken after its account is gone
+    ledger.write_text(f"{first} {first} gone hub-x 0\n{first + 5} {first + 5} gone2 hub-y 0\n")
+    assert hub.next_uid(str(ledger)) == first + 6
+
+
+def test_remove_user_and_stop_name_the_parameter():
+    proc = _cli("--state-dir", "/tmp/hub-no-such-state", "remove-user", "root")
+    assert proc.returncode == 2 and "not a user of this hub" in proc.stderr, proc.stderr
+
+
+def test_the_hub_refuses_versions_other_than_the_locks(tmp_path):
+    assert hub.unpinned() == []            # this environment holds requirements.lock's pins
+    lock = tmp_path / "lock"
+    lock.write_text("jupyterhub==6.1.1\n")   # the release that broke nativeauthenticator 1.3.0
+    assert hub.unpinned(str(lock), ["jupyterhub"]) == [
+        f"jupyterhub {importlib.metadata.version('jupyterhub')} installed, 6.1.1 in {lock}"]
+    assert hub.unpinned(str(tmp_path / "none")) == [f"{tmp_path / 'none'} is missing"]

@@ -4,9 +4,14 @@
   rules of ``scripts/slide_metadata.py`` give them (``--check``), so RISE and
   nbconvert present the chapter; the rules themselves are checked on cells
   written for the purpose.
-* ``scripts/build_slides.py`` builds chapter 1's deck; a loopback web server
-  serves it; Debian's chromium opens it, steps through it with → and sees the
-  slide change, and every request the page makes stays on that server (no CDN).
+* ``scripts/build_slides.py`` builds every chapter's deck (``make slides``); a
+  loopback web server serves them; Debian's chromium opens chapter 1's, steps
+  through it with → and sees the slide change, and every request the page makes
+  stays on that server (no CDN).
+* On a 1280 x 720 screen, chromium steps through every slide and sub-slide of every
+  deck and checks that nothing is cut off: the slide lies inside the screen, a
+  slide taller than the screen scrolls inside itself and its last line can be
+  scrolled into view, and nothing is wider than the slide unless it scrolls sideways.
 
 The deck test needs the npm packages (``bash scripts/ensure_node.sh``) and
 chromium; without them it skips and says why, except under ``CI=true``.
@@ -111,8 +116,8 @@ def deck_server(tmp_path_factory):
     import build_slides
 
     out = tmp_path_factory.mktemp("slides")
-    results = build_slides.build(REPO / "notebooks", out, only=["01"])
-    assert [r[2] for r in results] == [""], results
+    results = build_slides.build(REPO / "notebooks", out)
+    assert [r[2] for r in results] == [""] * len(CHAPTERS), [r[2] for r in results if r[2]]
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -121,7 +126,8 @@ def deck_server(tmp_path_factory):
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", results[0][1]
+    decks = {r[0].stem: r[1] for r in results}
+    yield f"http://127.0.0.1:{server.server_address[1]}", decks
     server.shutdown()
     server.server_close()
 
@@ -133,7 +139,8 @@ def test_a_deck_steps_through_its_slides_offline(deck_server):
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
         _need(f"playwright is not installed: {exc}")
-    url, deck = deck_server
+    url, decks = deck_server
+    deck = decks["01_city_at_night"]
     nb = json.loads((REPO / "notebooks" / "01_city_at_night.ipynb").read_text(encoding="utf-8"))
     n_slides = sum(1 for c in nb["cells"] if c["metadata"]["slideshow"]["slide_type"] == "slide")
     requests = []
@@ -166,3 +173,85 @@ def test_a_deck_steps_through_its_slides_offline(deck_server):
     outside = [r for r in requests if not r.startswith((url, "data:", "blob:"))]
     assert not outside, outside
     assert mathjax, "MathJax did not load from the local copy"
+
+
+#: What is cut off on the slide now showing (a list of reasons; empty when all of it can be
+#: seen): the slide outside the screen, content taller than the slide that does not scroll
+#: or whose end cannot be scrolled into view, an element wider than the slide that does not
+#: scroll sideways.
+CUT_OFF_JS = """() => {
+  const W = window.innerWidth, H = window.innerHeight, bad = [];
+  const s = Reveal.getCurrentSlide(), r = s.getBoundingClientRect();
+  if (r.top < -1 || r.left < -1 || r.bottom > H + 1 || r.right > W + 1)
+    bad.push(`slide outside the screen: ${[r.left, r.top, r.right, r.bottom].map(Math.round)}`);
+  if (s.scrollHeight > s.clientHeight + 2) {
+    if (!/auto|scroll/.test(getComputedStyle(s).overflowY)) bad.push('taller than the slide');
+    s.scrollTop = s.scrollHeight;
+    const shown = e => e.getClientRects().length &&    // a closed <details> hides its body
+      !(e.closest('details:not([open])') && !e.closest('summary'));
+    const items = [...s.querySelectorAll('*')].filter(shown);
+    const last = Math.max(...items.map(e => e.getBoundingClientRect().bottom));
+    if (last > s.getBoundingClientRect().bottom + 2) bad.push('its end cannot be scrolled into view');
+    s.scrollTop = 0;
+  }
+  const scrolls = e => { for (let a = e; a && a !== s; a = a.parentElement)
+    if (/auto|scroll/.test(getComputedStyle(a).overflowX) &&
+        a.getBoundingClientRect().right <= r.right + 2) return true; return false; };
+  for (const e of s.querySelectorAll('img, svg, pre, table, .jp-OutputArea-output, .jp-Cell')) {
+    const b = e.getBoundingClientRect();
+    if (b.width && (b.right > r.right + 2 || b.left < r.left - 2) && !scrolls(e.parentElement))
+      { bad.push(`${e.tagName.toLowerCase()} wider than the slide`); break; }
+  }
+  return bad;
+}"""
+
+
+#: MathJax has typeset the slide (it re-renders on every slide change).
+MATH_DONE_JS = """() => !document.querySelector('.MJXc-processing, .MathJax_Processing') &&
+  !(window.MathJax && MathJax.Hub && (MathJax.Hub.queue.pending || MathJax.Hub.queue.running))"""
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_every_slide_of_every_deck_fits_1280_by_720(deck_server):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        _need(f"playwright is not installed: {exc}")
+    url, decks = deck_server
+    cut, steps = {}, {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            for stem, deck in decks.items():
+                page.goto(f"{url}/{deck.name}", wait_until="load", timeout=60_000)
+                page.wait_for_function("() => !!document.querySelector('.reveal.ready')",
+                                       timeout=60_000)
+                page.evaluate("() => { window.Reveal = require('reveal.js/dist/reveal.js');"
+                              " Reveal.configure({transition: 'none'}); }")
+                n = 0
+                while True:
+                    page.wait_for_timeout(50)         # layout after the slide change
+                    page.wait_for_function(MATH_DONE_JS, timeout=30_000)
+                    where = page.evaluate("() => JSON.stringify(Reveal.getIndices())")
+                    reasons = page.evaluate(CUT_OFF_JS)
+                    if reasons:                        # once more, after a late layout
+                        page.wait_for_timeout(1000)
+                        page.wait_for_function(MATH_DONE_JS, timeout=30_000)
+                        reasons = page.evaluate(CUT_OFF_JS)
+                    for reason in reasons:
+                        cut.setdefault(stem, []).append(f"{where}: {reason}")
+                    n += 1
+                    if page.evaluate("() => Reveal.isLastSlide() && !Reveal.availableRoutes().down"):
+                        break
+                    page.evaluate("() => Reveal.next()")
+                steps[stem] = n
+        finally:
+            browser.close()
+    assert set(steps) == {p.stem for p in CHAPTERS}
+    for stem, n in steps.items():       # every slide and sub-slide was visited
+        nb = json.loads((REPO / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+        kinds = [c["metadata"]["slideshow"]["slide_type"] for c in nb["cells"]]
+        assert n >= kinds.count("slide") + kinds.count("subslide"), (stem, n)
+    assert not cut, cut

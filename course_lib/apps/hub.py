@@ -12,10 +12,13 @@ workshop from a bare Debian machine.
 Commands (run as root: the hub switches users):
 
 ``start``     start the hub in the background; print the address and the passwords
-``stop``      stop the hub, its proxy and every course user's processes;
-              ``--purge`` also deletes the course's Unix users, their homes and the state
+``stop``      stop the hub, its proxy and the processes of this hub's users;
+              ``--purge`` also deletes this hub's Unix users, their homes, its group,
+              its cgroups and its state folder (nothing of any other hub)
 ``status``    is it running; which users have a server
 ``add-users`` create hub users through the REST API (``--admin`` for instructors)
+``remove-user`` delete learners: their server, processes and account; what they own
+              in the exchange is handed to root (their uid may not be reused anyway)
 ``release``   put an assignment into the exchange, as the instructor
 ``grade``     collect from the exchange, autograde and release feedback with the
               course's pipeline (``python -m autograder``), as root
@@ -30,9 +33,20 @@ Everything the hub keeps lives in one state folder (default
     hub/          root only: hub database, cookie secret, API token, passwords, logs
     exchange/     nbgrader's exchange (mode 1777), shared by every course user
     config/       the learners' and the instructor's Jupyter configuration
+    course/       the instructor's nbgrader course directory (gradebook, submissions,
+                  grades.csv), owned by the instructor, mode 0700; ``~instructor/course``
+                  is a link to it, inside their server's root as the formgrader requires
 
-and the instructor's nbgrader course directory (gradebook, submissions) is
-``~instructor/course``, inside their server's root as the formgrader requires.
+One hub never touches another: each hub is an *instance* with a name derived
+from its state folder (``--name`` to choose it), and everything it makes on the
+machine carries that name -- the Unix group its users belong to, its parent
+cgroup, the record of its users in ``hub/users.json``.  ``stop`` and ``--purge``
+act on the members of that group that the record says this hub created, never on
+a machine-wide group, so two hubs (a live class and the test suite) can share a
+machine.  Uids are never reused: every uid a hub hands out is written to
+``/var/lib/interconnect-city/uids`` (append only) and the next user gets a uid above
+every one there and in ``/etc/passwd``, so a new learner can never inherit what a
+deleted one owned.
 
 This module is an app (``course_lib.apps``): nothing in the library imports it,
 and it imports nothing from the library's models.  It does not import
@@ -60,8 +74,9 @@ from pathlib import Path
 
 from .command import UsageError
 
-__all__ = ["HubPaths", "parse_size", "valid_username", "prepare_state", "prepare_user",
-           "make_cgroups", "remove_cgroups", "course_users", "end_user_processes",
+__all__ = ["HubPaths", "parse_size", "valid_username", "instance_name", "prepare_state",
+           "prepare_user", "remove_user", "next_uid", "make_cgroups", "remove_cgroups",
+           "course_users", "end_user_processes",
            "server_env", "exposed_paths", "hidden_paths", "HubClient", "add_arguments",
            "main"]
 
@@ -72,7 +87,6 @@ PROXY = DEPLOY / "node_modules" / ".bin" / "configurable-http-proxy"
 LAUNCHER = str(Path(__file__).resolve().parent / "hub_launch.py")
 DEFAULT_STATE_DIR = "/srv/interconnect-city"
 DEFAULT_INSTRUCTOR = "instructor"
-COURSE_GROUP = "interconnect-city"
 COURSE_ID = "interconnect-city"  # nbgrader's course id (autograder.COURSE_ID)
 #: The chapters' folder in each home (nbgrader fetches into ``~/interconnect-city/``).
 COURSE_FOLDER = "chapters"
@@ -98,7 +112,13 @@ NBGRADER_SERVER = ("nbgrader.server_extensions.formgrader",
                    "nbgrader.server_extensions.assignment_list",
                    "nbgrader.server_extensions.validate_assignment")
 _CGROUP_ROOT = "/sys/fs/cgroup"
-_CGROUP_NAME = "interconnect-city"
+_CGROUP_NAME = "interconnect-city"   # the folder above every hub's own cgroup
+#: Every uid and gid any hub on this machine has handed out, one ``uid gid name instance``
+#: line each, append only: a freed uid is never given to someone else.
+UID_LEDGER = "/var/lib/interconnect-city/uids"
+UID_MIN, UID_MAX = 2000, 59999      # course users' uids (Debian's useradd hands out 1000 up)
+#: JupyterLab's "Would you like to get notified about official Jupyter news?" pop-up.
+NEWS_PLUGIN = "@jupyterlab/apputils-extension:announcements"
 _SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
@@ -143,34 +163,71 @@ def valid_username(name) -> str:
     return name
 
 
+def instance_name(state_dir: str) -> str:
+    """The hub instance's name from its state folder: the folder's name and a hash of its path.
+
+    It names the hub's Unix group and its cgroup, so it is a valid group name.
+
+    >>> instance_name("/srv/interconnect-city")
+    'interconnect-city-8cb7c2'
+    >>> instance_name("/tmp/ic-hub-test-x_Y1") != instance_name("/var/ic-hub-test-x_Y1")
+    True
+    """
+    import hashlib
+
+    if not isinstance(state_dir, str) or not os.path.isabs(state_dir):
+        raise ValueError(f"state_dir must be an absolute path, not {state_dir!r}")
+    path = os.path.normpath(state_dir)
+    base = re.sub(r"[^a-z0-9-]+", "-", os.path.basename(path).lower()).strip("-")[:20]
+    if not base or not base[0].isalpha():
+        base = "hub" + (f"-{base}" if base else "")
+    return f"{base[:20]}-{hashlib.sha256(path.encode()).hexdigest()[:6]}"
+
+
 @dataclass(frozen=True)
 class HubPaths:
-    """Where the hub keeps its state (see the module's docstring).
+    """Where the hub keeps its state, and the instance's name (see the module's docstring).
 
-    The instructor's course directory is ``~instructor/course``: nbgrader's
-    formgrader works only on a course directory inside the server's root.
+    The instructor's course directory is ``<state>/course``; ``~instructor/course``
+    links to it (nbgrader's formgrader works only on a course directory inside
+    the server's root).
 
     >>> p = HubPaths("/srv/ic", instructor="ict-nobody")
-    >>> p.exchange, p.course, p.token_file
-    ('/srv/ic/exchange', '/home/ict-nobody/course', '/srv/ic/hub/api_token')
+    >>> p.exchange, p.course, p.token_file, p.name
+    ('/srv/ic/exchange', '/home/ict-nobody/course', '/srv/ic/hub/api_token', 'ic-7f877c')
+    >>> p.course_store, HubPaths("/srv/ic", name="workshop-a").group
+    ('/srv/ic/course', 'workshop-a')
     """
 
     state_dir: str = DEFAULT_STATE_DIR
     instructor: str = DEFAULT_INSTRUCTOR
+    name: str = ""
 
     def __post_init__(self):
         if not isinstance(self.state_dir, str) or not os.path.isabs(self.state_dir):
             raise ValueError(f"state_dir must be an absolute path, not {self.state_dir!r}")
         valid_username(self.instructor)
+        if not self.name:
+            object.__setattr__(self, "name", instance_name(self.state_dir))
+        elif not isinstance(self.name, str) or not re.fullmatch(USERNAME_PATTERN, self.name):
+            raise ValueError(f"name (the hub instance's) must match {USERNAME_PATTERN}, "
+                             f"not {self.name!r}")
 
     def _p(self, *parts) -> str:
         return os.path.join(self.state_dir, *parts)
 
     hub = property(lambda self: self._p("hub"))
     exchange = property(lambda self: self._p("exchange"))
+    #: The instance's Unix group: every user this hub created, and no one else.
+    group = property(lambda self: self.name)
+    #: The course directory itself, outside every home (it outlives any account).
+    course_store = property(lambda self: self._p("course"))
+    users_file = property(lambda self: self._p("hub", "users.json"))
+    cgroup_file = property(lambda self: self._p("hub", "cgroups.json"))
 
     @property
     def course(self) -> str:
+        """``~instructor/course``: the link the instructor's server and nbgrader use."""
         try:
             home = pwd.getpwnam(self.instructor).pw_dir
         except KeyError:
@@ -261,9 +318,13 @@ def prepare_state(paths: HubPaths) -> None:
         off_server = LEARNER_OFF_SERVER if role == "learner" else ()
         # JupyterLab reads labconfig/page_config.json from every config folder; a
         # locked plugin cannot be switched back on from the Plugin Manager.
+        # The news pop-up ("get notified about official Jupyter news?") is off for everyone.
+        disabled = {p: p in off_plugins for p in NBGRADER_PLUGINS}
+        disabled[NEWS_PLUGIN] = True
         _write(os.path.join(folder, "labconfig", "page_config.json"), json.dumps(
-            {"disabledExtensions": {p: p in off_plugins for p in NBGRADER_PLUGINS},
-             "lockedExtensions": {p: True for p in NBGRADER_PLUGINS}}, indent=1) + "\n")
+            {"disabledExtensions": disabled,
+             "lockedExtensions": {p: True for p in [*NBGRADER_PLUGINS, NEWS_PLUGIN]}},
+            indent=1) + "\n")
         _write(os.path.join(folder, "jupyter_server_config.json"), json.dumps(
             {"ServerApp": {"jpserver_extensions": {e: e not in off_server
                                                    for e in NBGRADER_SERVER}}},
@@ -305,43 +366,122 @@ def _run(*cmd: str) -> None:
         raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.strip()}")
 
 
-def _in_course_group(name: str) -> bool:
+def _in_group(name: str, group: str) -> bool:
     try:
-        return name in grp.getgrnam(COURSE_GROUP).gr_mem
+        return name in grp.getgrnam(group).gr_mem
     except KeyError:
         return False
 
 
-def course_users() -> list[str]:
-    """The Unix users the hub created (members of the ``interconnect-city`` group)."""
+def _recorded_users(paths: HubPaths) -> dict:
+    """{name: {"uid", "gid", "role"}} of the users this hub created (``hub/users.json``)."""
     try:
-        return sorted(grp.getgrnam(COURSE_GROUP).gr_mem)
+        with open(paths.users_file, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return {}
+
+
+def _record_user(paths: HubPaths, name: str, entry, role: str, drop: bool = False) -> None:
+    users = _recorded_users(paths)
+    if drop:
+        users.pop(name, None)
+    else:
+        users[name] = {"uid": entry.pw_uid, "gid": entry.pw_gid, "role": role}
+    os.makedirs(paths.hub, exist_ok=True)
+    _write(paths.users_file, json.dumps(users, indent=1, sort_keys=True) + "\n", 0o600)
+
+
+def course_users(paths: HubPaths) -> list[str]:
+    """The Unix users this hub created: members of its group *and* in its record, with the
+    uid it gave them (an account someone re-made under the same name is not ours)."""
+    try:
+        members = set(grp.getgrnam(paths.group).gr_mem)
     except KeyError:
         return []
+    out = []
+    for name, rec in _recorded_users(paths).items():
+        try:
+            if name in members and pwd.getpwnam(name).pw_uid == rec["uid"]:
+                out.append(name)
+        except KeyError:
+            pass
+    return sorted(out)
+
+
+def _ledger_ids(ledger: str) -> set[int]:
+    ids = set()
+    try:
+        with open(ledger, encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.split()
+                ids.update(int(x) for x in parts[:2] if x.isdigit())
+    except OSError:
+        pass
+    return ids
+
+
+def next_uid(ledger: str = UID_LEDGER, taken=None) -> int:
+    """A uid (and gid, the same number) no account, group or earlier course user ever had.
+
+    Above every id in the ledger and every uid/gid of ``/etc/passwd`` and
+    ``/etc/group`` within ``UID_MIN..UID_MAX``, so it is never one freed by a deleted
+    user.  ``taken``: extra ids to avoid (tests).
+
+    >>> next_uid("/nonexistent/ledger", taken={5003}) > 5003
+    True
+    """
+    used = _ledger_ids(ledger) | set(taken or ())
+    used |= {e.pw_uid for e in pwd.getpwall()} | {g.gr_gid for g in grp.getgrall()}
+    top = max([u for u in used if UID_MIN <= u <= UID_MAX], default=UID_MIN - 1)
+    if top >= UID_MAX:
+        raise RuntimeError(f"no course uid left below {UID_MAX} (see {ledger})")
+    return top + 1
+
+
+def _create_account(name: str, role: str, paths: HubPaths):
+    """groupadd + useradd with a never-used uid (= gid), written to the ledger first."""
+    import fcntl
+
+    os.makedirs(os.path.dirname(UID_LEDGER), exist_ok=True)
+    with open(UID_LEDGER, "a+", encoding="utf-8") as ledger:
+        fcntl.flock(ledger, fcntl.LOCK_EX)          # two hubs spawning at once
+        uid = next_uid(UID_LEDGER)
+        ledger.write(f"{uid} {uid} {name} {paths.name} {int(time.time())}\n")
+        ledger.flush()
+        _run("groupadd", "--gid", str(uid), name)
+        try:
+            _run("useradd", "--create-home", "--shell", "/bin/bash", "--uid", str(uid),
+                 "--gid", str(uid), "--groups", paths.group,
+                 "--comment", f"Interconnect City {role} ({paths.name})", name)
+        except RuntimeError:
+            subprocess.run(["groupdel", name], capture_output=True)
+            raise
+    return pwd.getpwnam(name)
 
 
 def prepare_user(name: str, role: str, paths: HubPaths) -> pwd.struct_passwd:
     """The course user ``name``: created on first use, with the chapters in the home.
 
-    An existing Unix account outside the course's group is refused: a hub user
-    named ``root`` must never become root's server.
+    An existing Unix account that this hub did not create (another hub's learner,
+    ``root``, ``postgres``...) is refused: a hub user named ``root`` must never
+    become root's server, and one hub never takes over another's users.
     """
     valid_username(name)
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
         entry = None
-    if entry is not None and not _in_course_group(name):
-        raise PermissionError(f"Unix user {name!r} exists and is not one of the course's "
-                              f"(group {COURSE_GROUP}); pick another hub user name")
+    if entry is not None and name not in course_users(paths):
+        raise PermissionError(f"Unix user {name!r} exists and is not one of this hub's "
+                              f"(group {paths.group}); pick another hub user name")
     if entry is None:
         try:
-            grp.getgrnam(COURSE_GROUP)
+            grp.getgrnam(paths.group)
         except KeyError:
-            _run("groupadd", "--system", COURSE_GROUP)
-        _run("useradd", "--create-home", "--shell", "/bin/bash", "--groups", COURSE_GROUP,
-             "--comment", f"Interconnect City {role}", name)
-        entry = pwd.getpwnam(name)
+            _run("groupadd", "--system", paths.group)
+        entry = _create_account(name, role, paths)
+        _record_user(paths, name, entry, role)
     if entry.pw_uid == 0:
         raise PermissionError(f"user {name!r} has uid 0")
     os.chmod(entry.pw_dir, 0o700)
@@ -353,9 +493,68 @@ def prepare_user(name: str, role: str, paths: HubPaths) -> pwd.struct_passwd:
         for root, dirs, files in os.walk(target):
             for item in [root, *(os.path.join(root, f) for f in files)]:
                 os.chown(item, entry.pw_uid, entry.pw_gid)
-    if role == "instructor" and os.path.isdir(paths.course):
-        _chown_tree(paths.course, entry.pw_uid, entry.pw_gid)
+    if role == "instructor":
+        _link_course(paths, entry)
     return entry
+
+
+def _link_course(paths: HubPaths, entry) -> None:
+    """``<state>/course`` owned by the instructor (0700), and ``~instructor/course`` linking it."""
+    os.makedirs(paths.course_store, exist_ok=True)
+    os.chmod(paths.course_store, 0o700)
+    _chown_tree(paths.course_store, entry.pw_uid, entry.pw_gid)
+    link = os.path.join(entry.pw_dir, "course")
+    if os.path.islink(link) and os.readlink(link) == paths.course_store:
+        return
+    if os.path.islink(link) or os.path.isfile(link):
+        os.remove(link)
+    elif os.path.isdir(link):
+        raise RuntimeError(f"{link} is a folder, not the link to {paths.course_store}: "
+                           "move it away first")
+    os.symlink(paths.course_store, link)
+    os.lchown(link, entry.pw_uid, entry.pw_gid)
+
+
+def disown_exchange(paths: HubPaths, uid: int) -> int:
+    """Hand whatever ``uid`` owns in the exchange to root (no write for others); how many."""
+    n = 0
+    for root, dirs, files in os.walk(paths.exchange):
+        for item in [root, *(os.path.join(root, f) for f in files)]:
+            try:
+                st = os.lstat(item)
+                if st.st_uid == uid:
+                    os.lchown(item, 0, 0)
+                    if not os.path.islink(item):
+                        os.chmod(item, st.st_mode & ~0o022)
+                    n += 1
+            except OSError:
+                pass
+    return n
+
+
+def remove_user(paths: HubPaths, name: str) -> list[str]:
+    """Delete the course user ``name`` of this hub: processes, cgroups, account and home.
+
+    What they own in the exchange (their submissions, a release) is handed to root
+    first, so it stays for grading and nobody can inherit it.
+    """
+    valid_username(name)
+    if name not in course_users(paths):
+        raise PermissionError(f"{name!r} is not a user of this hub (group {paths.group})")
+    uid = pwd.getpwnam(name).pw_uid
+    done = []
+    n = end_user_processes(name, paths)
+    if n:
+        done.append(f"{name}: {n} process(es) ended")
+    remove_cgroups(name, paths)
+    n = disown_exchange(paths, uid)
+    if n:
+        done.append(f"{name}: {n} file(s) in the exchange handed to root")
+    subprocess.run(["userdel", "--remove", name], capture_output=True)
+    subprocess.run(["groupdel", name], capture_output=True)   # the user's own group
+    _record_user(paths, name, None, "", drop=True)
+    done.append(f"user {name} and its home deleted")
+    return done
 
 
 def _chown_tree(top: str, uid: int, gid: int) -> None:
@@ -377,13 +576,15 @@ def _pids_of(uid: int) -> list[int]:
     return pids
 
 
-def end_user_processes(name: str, grace_s: float = 3.0) -> int:
-    """End every process of the course user ``name`` (TERM, then KILL); how many there were."""
+def end_user_processes(name: str, paths: HubPaths, grace_s: float = 3.0) -> int:
+    """End every process of this hub's user ``name`` (TERM, then KILL); how many there were.
+
+    Nothing happens to a user this hub did not create."""
     try:
         uid = pwd.getpwnam(name).pw_uid
     except KeyError:
         return 0
-    if uid == 0 or not _in_course_group(name):
+    if uid == 0 or name not in course_users(paths):
         return 0
     pids = _pids_of(uid)
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -411,33 +612,49 @@ def _own_cgroup(controller: str) -> str:
     return ""
 
 
-def _cgroup_dirs(name: str) -> dict:
-    """{controller: folder} of the user's cgroups on this machine (v2 or v1)."""
+def _instance_cgroups(paths: HubPaths) -> dict:
+    """{controller: folder} of this hub's parent cgroups: recorded at the first user's
+    cgroup (``hub/cgroups.json``), so ``stop`` finds them from any shell."""
+    try:
+        with open(paths.cgroup_file, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        pass
     if os.path.exists(os.path.join(_CGROUP_ROOT, "cgroup.controllers")):  # v2
-        base = os.path.join(_CGROUP_ROOT, _own_cgroup(""), _CGROUP_NAME)
-        return {"unified": os.path.join(base, name)}
+        return {"unified": os.path.join(_CGROUP_ROOT, _own_cgroup(""), _CGROUP_NAME,
+                                        paths.name)}
     out = {}
     for ctrl in ("memory", "cpu"):
         mount = os.path.join(_CGROUP_ROOT, ctrl)
         if os.path.isdir(mount):
-            out[ctrl] = os.path.join(mount, _own_cgroup(ctrl), _CGROUP_NAME, name)
+            out[ctrl] = os.path.join(mount, _own_cgroup(ctrl), _CGROUP_NAME, paths.name)
     return out
 
 
-def make_cgroups(name: str, mem_limit, cpu_limit) -> tuple[list[str], str]:
-    """Create the user's cgroups with the limits; (folders to join, why not or "").
+def _cgroup_dirs(name: str, paths: HubPaths) -> dict:
+    """{controller: folder} of this hub's user ``name``'s cgroups (v2 or v1)."""
+    return {k: os.path.join(v, name) for k, v in _instance_cgroups(paths).items()}
+
+
+def make_cgroups(name: str, mem_limit, cpu_limit, paths: HubPaths) -> tuple[list[str], str]:
+    """Create the user's cgroups (below this hub's own) with the limits; (folders to
+    join, why not or "").
 
     ``mem_limit`` in bytes (None: none), ``cpu_limit`` in CPUs (None: none).
     """
     if not mem_limit and not cpu_limit:
         return [], ""
-    dirs = _cgroup_dirs(name)
+    parents = _instance_cgroups(paths)
+    if not os.path.exists(paths.cgroup_file) and os.path.isdir(paths.hub):
+        _write(paths.cgroup_file, json.dumps(parents) + "\n", 0o600)
+    dirs = _cgroup_dirs(name, paths)
     try:
         if "unified" in dirs:
             folder = dirs["unified"]
             parent = os.path.dirname(folder)
             os.makedirs(parent, exist_ok=True)
-            for p in (os.path.dirname(parent), parent):
+            top = os.path.dirname(parent)
+            for p in (os.path.dirname(top), top, parent):
                 with open(os.path.join(p, "cgroup.subtree_control"), "w") as fh:
                     fh.write("+memory +cpu")
             os.makedirs(folder, exist_ok=True)
@@ -468,9 +685,9 @@ def _write_value(folder: str, key: str, value) -> None:
         fh.write(str(value))
 
 
-def remove_cgroups(name: str) -> None:
-    """Remove the user's cgroups (once their processes are gone)."""
-    for folder in _cgroup_dirs(name).values():
+def remove_cgroups(name: str, paths: HubPaths) -> None:
+    """Remove this hub's user ``name``'s cgroups (once their processes are gone)."""
+    for folder in _cgroup_dirs(name, paths).values():
         try:
             os.rmdir(folder)
         except OSError:
@@ -582,8 +799,7 @@ def prepare_course(paths: HubPaths, assignments=()) -> None:
     ``course/exercises`` without touching the checkout; its ``exchange`` is the
     hub's shared exchange (a link).
     """
-    os.makedirs(paths.course, exist_ok=True)
-    entry = pwd.getpwnam(paths.instructor)
+    entry = prepare_user(paths.instructor, "instructor", paths)   # <state>/course and the link
     link = os.path.join(paths.course, "exchange")
     if not os.path.islink(link):
         if os.path.isdir(link):
@@ -594,7 +810,44 @@ def prepare_course(paths: HubPaths, assignments=()) -> None:
                           capture_output=True, text=True, env=hub_env(paths))
     if proc.returncode not in (0, 1):  # 1: the checkout's exercises/ is stale; still generated
         raise RuntimeError("autograder release --check failed:\n" + proc.stdout + proc.stderr)
-    _chown_tree(paths.course, entry.pw_uid, entry.pw_gid)
+    _chown_tree(paths.course_store, entry.pw_uid, entry.pw_gid)
+
+
+LOCK_FILE = REPO / "requirements.lock"
+#: The packages whose versions must be the locked ones for the hub to work (JupyterHub 6
+#: with nativeauthenticator 1.3.0 answers every login with HTTP 500).
+HUB_PINNED = ("jupyterhub", "jupyterhub-nativeauthenticator", "jupyterhub-idle-culler",
+              "nbgrader", "jupyterlab", "jupyter-server")
+
+
+def unpinned(lock=LOCK_FILE, names=HUB_PINNED) -> list[str]:
+    """The hub's packages installed at another version than ``lock`` pins, one line each.
+
+    >>> import tempfile, os
+    >>> fd, lock = tempfile.mkstemp(); os.write(fd, b"jupyterhub==0.0.1\\n") and None
+    >>> unpinned(lock, ["jupyterhub"])  # doctest: +ELLIPSIS
+    ['jupyterhub ... installed, 0.0.1 in ...']
+    """
+    import importlib.metadata
+
+    pins = {}
+    try:
+        for line in open(lock, encoding="utf-8"):
+            spec = line.split(";")[0].split("#")[0].strip()
+            if "==" in spec:
+                name, version = spec.split("==", 1)
+                pins[name.strip().lower().replace("_", "-")] = version.strip()
+    except OSError:
+        return [f"{lock} is missing"]
+    out = []
+    for name in names:
+        try:
+            have = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            have = "not"
+        if name in pins and have != pins[name]:
+            out.append(f"{name} {have} installed, {pins[name]} in {lock}")
+    return out
 
 
 def start(paths: HubPaths, settings: dict, wait_s: float = 90.0) -> str:
@@ -605,6 +858,10 @@ def start(paths: HubPaths, settings: dict, wait_s: float = 90.0) -> str:
     if not PROXY.exists():
         raise FileNotFoundError(f"{PROXY} is missing: run `bash scripts/ensure_node.sh` "
                                 "(Node.js and the hub's proxy from npm)")
+    wrong = unpinned()
+    if wrong:
+        raise RuntimeError("the hub runs only on the tested versions: " + "; ".join(wrong)
+                           + " (make hub installs them; or: make setup)")
     if _hub_pid(paths):
         raise RuntimeError(f"a hub is already running from {paths.state_dir} "
                            f"(pid {_hub_pid(paths)}); stop it with `make hub-stop`")
@@ -676,23 +933,32 @@ def stop(paths: HubPaths, purge: bool = False, wait_s: float = 30.0) -> list[str
         except (OSError, ValueError):
             pass
         os.remove(proxy_pid_file)
-    for name in course_users():
-        n = end_user_processes(name)
-        remove_cgroups(name)
+    for name in course_users(paths):          # this hub's users only
+        n = end_user_processes(name, paths)
+        remove_cgroups(name, paths)
         if n:
             done.append(f"{name}: {n} leftover process(es) ended")
     if os.path.exists(paths.pid_file):
         os.remove(paths.pid_file)
     if purge:
-        for name in course_users():
+        for name in course_users(paths):
             subprocess.run(["userdel", "--remove", name], capture_output=True)
+            subprocess.run(["groupdel", name], capture_output=True)
             done.append(f"user {name} and its home deleted")
-        subprocess.run(["groupdel", COURSE_GROUP], capture_output=True)
-        for folder in _cgroup_dirs("x").values():  # the course's parent cgroups
-            try:
-                os.rmdir(os.path.dirname(folder))
-            except OSError:
-                pass
+        try:
+            members = grp.getgrnam(paths.group).gr_mem
+        except KeyError:
+            members = None
+        if members == []:                       # this hub's group, now empty
+            subprocess.run(["groupdel", paths.group], capture_output=True)
+        elif members:
+            done.append(f"group {paths.group} kept: {', '.join(members)} not made by this hub")
+        for folder in _instance_cgroups(paths).values():   # this hub's parent cgroups
+            for empty in (folder, os.path.dirname(folder)):  # the second if no hub is left
+                try:
+                    os.rmdir(empty)
+                except OSError:
+                    pass
         if os.path.isdir(paths.state_dir):
             shutil.rmtree(paths.state_dir, ignore_errors=True)
             done.append(f"{paths.state_dir} deleted")
@@ -740,12 +1006,13 @@ def grade(paths: HubPaths, assignment: str) -> list[subprocess.CompletedProcess]
 
     The pipeline runs as root, so each submission runs as its unprivileged
     grading user in its own namespaces (see docs/grading.md); the course
-    directory is handed back to the instructor afterwards (the formgrader
-    writes to the gradebook).
+    directory -- gradebook, feedback and ``grades.csv`` (every learner's score) -- is
+    handed back to the instructor afterwards (the formgrader writes to the gradebook).
     """
     out = []
     for verb in (["collect", assignment, "--exchange"], ["autograde", assignment],
-                 ["feedback", assignment]):
+                 ["feedback", assignment],
+                 ["export", "--to", os.path.join(paths.course_store, "grades.csv")]):
         proc = subprocess.run([sys.executable, "-m", "autograder", "--course", paths.course,
                                *verb], cwd=REPO, env=hub_env(paths), capture_output=True,
                               text=True)
@@ -753,7 +1020,7 @@ def grade(paths: HubPaths, assignment: str) -> list[subprocess.CompletedProcess]
         if proc.returncode not in (0, 3):  # 3: some submission needs a human
             break
     entry = pwd.getpwnam(paths.instructor)
-    _chown_tree(paths.course, entry.pw_uid, entry.pw_gid)
+    _chown_tree(paths.course_store, entry.pw_uid, entry.pw_gid)
     return out
 
 
@@ -762,8 +1029,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--state-dir", default=os.environ.get("INTERCONNECT_HUB_STATE",
                                                               DEFAULT_STATE_DIR),
                         help="the hub's state folder (default %(default)s)")
+    parser.add_argument("--name", dest="instance", default="",
+                        help="the hub instance's name: its Unix group and cgroup (default: "
+                        "from the state folder, e.g. interconnect-city-8cb7c2; start records it)")
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
-                                help="start, stop, status, add-users, release, grade, as")
+                                help="start, stop, status, add-users, remove-user, release, "
+                                "grade, as")
     p = sub.add_parser("start", help="start the hub in the background")
     p.add_argument("--ip", default="0.0.0.0", help="address to listen on (default %(default)s)")
     p.add_argument("--port", type=int, default=8000, help="port (default %(default)s)")
@@ -781,13 +1052,17 @@ def add_arguments(parser) -> None:
     p.add_argument("--ssl-key", default="", help="TLS key (PEM) for HTTPS")
     p.add_argument("--assignments", nargs="+", default=None, metavar="NAME",
                    help="generate only these assignments for release (default: all)")
-    p = sub.add_parser("stop", help="stop the hub and every process of the course's users")
+    p = sub.add_parser("stop", help="stop the hub and every process of this hub's users")
     p.add_argument("--purge", action="store_true",
-                   help="also delete the course's Unix users, their homes and the state folder")
+                   help="also delete this hub's Unix users, their homes, its group, cgroups "
+                   "and state folder (course directory included)")
     sub.add_parser("status", help="is the hub running; who has a server")
     p = sub.add_parser("add-users", help="create hub users through the REST API")
     p.add_argument("names", nargs="+")
     p.add_argument("--admin", action="store_true", help="as admins (instructors)")
+    p = sub.add_parser("remove-user", help="delete learners of this hub (server, processes, "
+                       "account, home; their exchange files go to root)")
+    p.add_argument("names", nargs="+")
     p = sub.add_parser("release", help="release an assignment to the exchange, as the instructor")
     p.add_argument("assignment")
     p = sub.add_parser("grade", help="collect, autograde and release feedback (as root)")
@@ -802,12 +1077,17 @@ def _command(a) -> int:
     try:
         state = os.path.abspath(a.state_dir)
         if a.action == "start":
-            paths = HubPaths(state, a.instructor)
+            paths = HubPaths(state, a.instructor, a.instance)
         else:
-            paths = HubPaths(state, _load_settings(HubPaths(state))["instructor"]) \
-                if os.path.exists(HubPaths(state).settings_file) else HubPaths(state)
+            saved = _load_settings(HubPaths(state)) \
+                if os.path.exists(HubPaths(state).settings_file) else {}
+            if a.instance and saved.get("name") and a.instance != saved["name"]:
+                raise UsageError(f"--name {a.instance!r} is not the name this hub started with "
+                                 f"({saved['name']!r}, {state})")
+            paths = HubPaths(state, saved.get("instructor", DEFAULT_INSTRUCTOR),
+                             a.instance or saved.get("name", ""))
         if a.action == "start":
-            settings = _settings(a)
+            settings = dict(_settings(a), name=paths.name)
             url = start(paths, settings)
             print(f"hub: running at {url} (listening on {settings['ip']}:{settings['port']}); "
                   f"log: {paths.log_file}")
@@ -840,6 +1120,24 @@ def _command(a) -> int:
             settings = _load_settings(paths)
             made = HubClient(url_of(settings), api_token(paths)).add_users(a.names, a.admin)
             print("hub: added", ", ".join(made) or "nobody (all existed)")
+            return 0
+        if a.action == "remove-user":
+            client = None
+            if _hub_pid(paths):
+                client = HubClient(url_of(_load_settings(paths)), api_token(paths))
+            for name in a.names:
+                if name not in course_users(paths):
+                    raise UsageError(f"names: {name!r} is not a user of this hub "
+                                     f"(group {paths.group})")
+            for name in a.names:
+                if client is not None:          # its server stopped, out of the hub's database
+                    try:
+                        client.request("DELETE", f"/users/{name}", timeout=120)
+                    except urllib.error.HTTPError as exc:
+                        if exc.code != 404:
+                            raise
+                for line in remove_user(paths, name):
+                    print("hub:", line)
             return 0
         if a.action == "release":
             proc = release(paths, a.assignment)

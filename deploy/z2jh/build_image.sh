@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the learners' image for Zero to JupyterHub from environment.yml + postBuild
-# with repo2docker, and push it:
+# with repo2docker (every Python package at its version in requirements.lock, which
+# environment.yml's pip list is held to with `-c requirements.lock`), and push it:
 #
 #   bash deploy/z2jh/build_image.sh registry.example.org/interconnect-city 2026.12
 #

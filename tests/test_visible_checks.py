@@ -1,0 +1,136 @@
+"""The assignments' visible checks: what *Validate* tells a learner before they hand in.
+
+Each graded part's visible checks (the test cell of the release in exercises/, hidden
+tests removed) must catch the usual wrong answer of that part with its hint -- the
+bidirectional bandwidth, the busbw factor, the average over n partners, Amdahl's
+fractions swapped -- so that Validate does not say "Success" on a wrong part and the
+learner finds out from the grade.  A part whose checks pass prints "Part X: passed".
+The hidden tests stay out of the release.
+
+Each case fills the release with the instructor's solutions (from solutions/),
+swaps in the wrong answers, and runs nbgrader's own Validator on it (what the
+Validate button runs), once per case.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+#: assignment -> [(grade_id of a solution cell, right text, wrong text)], the parts that
+#: must then fail and a piece of the hint each must show.
+WRONG = {
+    "ring_allreduce": (
+        [("part_c", "h100.nvlink_bw_per_dir_bytes_per_s)", "h100.nvlink_bw_bidir_bytes_per_s)"),
+         ("part_d", "return algbw_bytes_per_s(n_bytes, time_s) * 2 * (n_ranks - 1) / n_ranks",
+          "return algbw_bytes_per_s(n_bytes, time_s)")],
+        {"C": "bidirectional bandwidth", "D": "busbw is not algbw",
+         "E": "seed's method"}),          # E compares with C's time, which is now the seed's
+    "scaling_limits": (
+        [("part_a", "return 1 / ((1 - p) + p / n)", "return 1 / (p + (1 - p) / n)"),
+         ("part_d", "grad_bytes = cl.gradient_bytes(7e9, 2)",
+          "grad_bytes = cl.gradient_bytes(7e9, 1)")],
+        {"A": "the serial part is 1 - p", "D": "2x too small"}),
+    "hop_counts": (
+        [("part_b", "return n * n / (4 * (n - 1))", "return n / 4"),
+         ("part_e", "4 * other_nodes", "2 * other_nodes")],
+        {"B": "averaged over 8 partners", "E": "4 links"}),
+}
+ALL = ("ring_allreduce", "hop_counts", "pinned_vs_pageable", "scaling_limits")
+
+
+def _cells(nb):
+    return {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+
+
+def parts_of(nb):
+    """{letter: grade cell} of a notebook's graded parts."""
+    out = {}
+    for c in nb.cells:
+        if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code":
+            out[re.match(r'"""Part (\w):', c.source).group(1)] = c
+    return out
+
+
+def filled_release(a, tmp_path, swaps=()):
+    """The release of ``a`` with the solutions filled in and ``swaps`` applied, in a copy of
+    its folder (data files beside it); its path."""
+    folder = tmp_path / a
+    shutil.copytree(REPO / "exercises" / a, folder)
+    path = folder / f"{a}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    source = _cells(nbformat.read(REPO / "solutions" / a / f"{a}.ipynb", as_version=4))
+    for gid, cell in _cells(nb).items():
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = "\n".join(line for line in source[gid].source.splitlines()
+                                    if line.strip() not in MARKERS)
+    for gid, right, wrong in swaps:
+        cell = _cells(nb)[gid]
+        assert right in cell.source, f"{a}/{gid}: {right!r} is not in the solution"
+        cell.source = cell.source.replace(right, wrong)
+    nbformat.write(nb, path)
+    return path
+
+
+def validate(path):
+    """nbgrader's Validator on ``path``: ({letter: error text} of failed parts, stdout)."""
+    from nbgrader.validator import Validator
+
+    v = Validator()
+    nb = nbformat.read(path, as_version=4)
+    import os
+    cwd = os.getcwd()
+    os.chdir(path.parent)
+    try:
+        nb = v._preprocess(nb)            # executes it, as Validate does
+    finally:
+        os.chdir(cwd)
+    failed = {}
+    for cell in v._get_failed_cells(nb):
+        letter = re.match(r'"""Part (\w):', cell.source)
+        failed[letter.group(1) if letter else cell.source[:40]] = v._extract_error(cell)
+    printed = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                        for o in c.outputs if o.get("name") == "stdout")
+    return failed, printed
+
+
+@pytest.mark.parametrize("a", ALL)
+def test_hidden_tests_stay_out_of_the_release(a):
+    release = (REPO / "exercises" / a / f"{a}.ipynb").read_text(encoding="utf-8")
+    assert "BEGIN HIDDEN TESTS" not in release
+    src = nbformat.read(REPO / "solutions" / a / f"{a}.ipynb", as_version=4)
+    for letter, cell in parts_of(src).items():
+        hidden = cell.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+        lines = [ln.strip() for ln in hidden.splitlines() if len(ln.strip()) > 25]
+        assert lines, f"{a} Part {letter} has no hidden tests"
+        assert not [ln for ln in lines if ln in release], f"{a} Part {letter}: hidden line released"
+
+
+@pytest.mark.parametrize("a", ALL)
+def test_the_solution_passes_and_each_part_says_so(a, tmp_path):
+    failed, printed = validate(filled_release(a, tmp_path))
+    assert failed == {}, failed
+    letters = sorted(parts_of(nbformat.read(REPO / "exercises" / a / f"{a}.ipynb", 4)))
+    assert len(letters) >= 3
+    for letter in letters:
+        assert f"Part {letter}: passed" in printed, (letter, printed)
+
+
+@pytest.mark.parametrize("a", sorted(WRONG))
+def test_the_usual_wrong_answers_fail_with_their_hint(a, tmp_path):
+    swaps, expect = WRONG[a]
+    failed, printed = validate(filled_release(a, tmp_path, swaps))
+    assert set(failed) == set(expect), {k: v[-300:] for k, v in failed.items()}
+    for letter, hint in expect.items():
+        assert hint in failed[letter], (letter, failed[letter][-500:])
+        assert f"Part {letter}: passed" not in printed
+    for letter in set(parts_of(nbformat.read(REPO / "exercises" / a / f"{a}.ipynb", 4))) - \
+            set(expect):
+        assert f"Part {letter}: passed" in printed, letter      # the right parts say so
