@@ -13,7 +13,7 @@ export MPLBACKEND ?= Agg
 LAB_ENV := env -u MPLBACKEND
 # One Lab with the whole course: the repository is its root (chapters, exercises, docs in
 # the file browser), and it opens on the start page.
-LAB_CMD  = $(LAB_ENV) jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS) notebooks/00_start_here.ipynb
+LAB_CMD  = $(LAB_ENV) jupyter lab --ServerApp.root_dir=$(CURDIR) --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS) notebooks/00_start_here.ipynb
 PORT   ?= 8888
 LAB_ARGS ?=
 
