@@ -11,6 +11,8 @@ Lab's root and every cell run (Run -> Run All Cells); then, per chapter:
 * every quiz option selects itself, whether its control or its text is clicked
   (for a long option: each line of its wrapped text), and no option's row
   overlaps another's;
+* no output prints a raw dict of the labs' internal names
+  (``{'staged_over_resident': 0.769, ...}``): results read as tables;
 * the chapter's links open in the Lab (for chapter 0, each link to ``docs/``
   opens the Markdown file in a tab, with no "Could not find path").
 
@@ -208,6 +210,18 @@ def test_every_figure_cell_shows_an_image(chapter):
     blank = [i for i, n in zip(cells, shown) if n < 1]
     assert not blank, (f"{notebook}: figure cells {blank} show no image (of {len(cells)} figure "
                        f"cells {cells}); is MPLBACKEND reaching the kernel?")
+
+
+#: A dict printed as Python shows it, with a snake_case key: ``{'pin_fresh_bw_bytes_per_s': ...``.
+RAW_DICT = re.compile(r"\{\s*'[a-z0-9]+(?:_[a-z0-9]+)+'\s*:")
+
+
+def test_no_output_prints_a_raw_dict_of_internal_names(chapter):
+    page, notebook = chapter
+    texts = page.evaluate("""() => [...document.querySelectorAll('.jp-OutputArea-output')]
+        .filter(o => !o.closest('.ic-explorer')).map(o => o.textContent)""")
+    raw = [t[:200] for t in texts if RAW_DICT.search(t)]
+    assert not raw, f"{notebook}: outputs print a dict of internal names: {raw}"
 
 
 _LINE_RECTS = """label => { const r = document.createRange(); r.selectNodeContents(label);
