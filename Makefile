@@ -86,7 +86,7 @@ hub-stop:  ## stop the workshop hub and every learner's server (HUB_ARGS=--purge
 slides: setup node  ## static reveal.js decks of every chapter in _slides/ (offline)
 	$(PY) scripts/build_slides.py _slides
 
-site: setup  ## static HTML edition with outputs in _site/
+site: setup node  ## static HTML edition with outputs in _site/ (its scripts from deploy/node_modules: no CDN)
 	$(PY) -m course_lib site _site
 
 clean-venv:
