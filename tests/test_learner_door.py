@@ -169,12 +169,21 @@ def _run_every_cell(page, notebook: str, timeout_s: float = 400):
         if not all(p == "[ ]:" for p in page.evaluate(_PROMPTS)):
             break
     deadline = time.time() + timeout_s
+    last, since, reruns = None, time.time(), 0
     while time.time() < deadline:
         prompts = page.evaluate(_PROMPTS)
         errors = page.evaluate(_ERRORS)
         assert not errors, f"{notebook}: a cell failed in the Lab: {errors[0][-1500:]}"
         if len(prompts) >= n_code and all(re.fullmatch(r"\[\d+\]:", p) for p in prompts):
             return
+        if prompts != last:
+            last, since = prompts, time.time()
+        elif (time.time() - since > 60 and reruns < 2 and not any("*" in p for p in prompts)
+              and page.evaluate(IDLE)):
+            # the kernel is idle, nothing queued, cells left unrun: the run was dropped
+            # (a kernel still settling); run every cell again, as a learner would
+            _menu(page, "Run", "Run All Cells")
+            reruns, since = reruns + 1, time.time()
         page.wait_for_timeout(1000)
     raise AssertionError(f"{notebook}: not every cell ran in {timeout_s:.0f} s: {prompts}")
 
@@ -233,6 +242,20 @@ _LINE_RECTS = """label => { const r = document.createRange(); r.selectNodeConten
           text: label.textContent.trim().slice(0, 50)}; }"""
 
 
+def _on_screen(page, label) -> dict:
+    """Scroll the option into the middle of the window (JupyterLab lays cells out
+    as they come into view, so wait until it stays put) and measure it."""
+    last = None
+    for _ in range(20):
+        label.evaluate("l => l.scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(100)
+        geo = label.evaluate(_LINE_RECTS)
+        if geo == last:
+            return geo
+        last = geo
+    return last
+
+
 def _state(quiz):
     return quiz.evaluate("q => [...q.querySelectorAll('.ic-quiz-options input')].map(i => i.checked)")
 
@@ -249,26 +272,33 @@ def test_every_quiz_option_selects_itself(chapter):
         n = labels.count()
         assert n >= 2, f"{notebook} Q{qi + 1}: {n} option rows"
         multiple = quiz.locator(".ic-quiz-options input[type=checkbox]").count() > 0
-        boxes = []
         for k in range(n):
-            labels.nth(k).scroll_into_view_if_needed()
-            geo = labels.nth(k).evaluate(_LINE_RECTS)
+            geo = _on_screen(page, labels.nth(k))
             assert geo["lines"], f"{notebook} Q{qi + 1}: option {k + 1} has no text on screen"
-            for x, y in geo["lines"]:
+            for j in range(len(geo["lines"])):
+                geo = _on_screen(page, labels.nth(k))     # where it is now
+                x, y = geo["lines"][j]
                 before = _state(quiz)
+                hit = page.evaluate("([x, y]) => { const e = document.elementFromPoint(x, y);"
+                                    " return e ? e.tagName + '.' + e.className + ': '"
+                                    " + e.textContent.trim().slice(0, 40) : 'nothing'; }", [x, y])
                 page.mouse.click(x, y)
                 page.wait_for_timeout(60)
                 after = _state(quiz)
                 if multiple:
                     changed = [i for i in range(n) if before[i] != after[i]]
                     assert changed == [k], (f"{notebook} Q{qi + 1}: a click on the text of "
-                                            f"option {k + 1} ({geo['text']!r}) changed {changed}")
+                                            f"option {k + 1} ({geo['text']!r}, on {hit!r}) "
+                                            f"changed {changed}")
                 else:
-                    assert after.index(True) == k and after.count(True) == 1, (
+                    assert after.count(True) == 1 and after.index(True) == k, (
                         f"{notebook} Q{qi + 1}: a click on the text of option {k + 1} "
-                        f"({geo['text']!r}) selected {[i + 1 for i, v in enumerate(after) if v]}")
-            geo = labels.nth(k).evaluate(_LINE_RECTS)   # after any reflow
-            boxes.append(geo["box"])
+                        f"({geo['text']!r}, at {x:.0f},{y:.0f} on {hit!r}) selected "
+                        f"{[i + 1 for i, v in enumerate(after) if v]}")
+            geo = _on_screen(page, labels.nth(k))
+            left, top, right, bottom = geo["box"]
+            assert all(left <= x <= right and top <= y <= bottom for x, y in geo["lines"]), (
+                f"{notebook} Q{qi + 1}: option {k + 1}'s text runs out of its own row")
         for k in range(n):                               # the controls, in turn
             control = labels.nth(k).locator("input")
             control.scroll_into_view_if_needed()
@@ -278,10 +308,14 @@ def test_every_quiz_option_selects_itself(chapter):
             if multiple:
                 assert [i for i in range(n) if before[i] != after[i]] == [k]
             else:
-                assert after.index(True) == k and after.count(True) == 1, (
-                    f"{notebook} Q{qi + 1}: its control selected another option")
+                assert after.count(True) == 1 and after.index(True) == k, (
+                    f"{notebook} Q{qi + 1}: the control of option {k + 1} selected "
+                    f"{[i + 1 for i, v in enumerate(after) if v]}")
+        rows = quiz.evaluate("""q => [...q.querySelectorAll('.ic-quiz-options label')]
+            .filter(l => l.querySelector('input')).map(l => { const b = l.getBoundingClientRect();
+              return [b.top, b.bottom]; })""")
         for k in range(n - 1):                           # rows stacked, none over the next
-            assert boxes[k][3] <= boxes[k + 1][1] + 1, (
+            assert rows[k][1] <= rows[k + 1][0] + 1, (
                 f"{notebook} Q{qi + 1}: option {k + 1}'s row overlaps option {k + 2}'s")
 
 
