@@ -5,7 +5,15 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 # nbgrader calls `alembic` (and jupyter its sub-commands) by name: the venv's bin goes first on PATH.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
+# Headless recipes (tests, benchmarks, site builds, grading) draw with Agg.  A Lab a person
+# looks at must not inherit it: ipykernel picks its inline backend only when MPLBACKEND is
+# unset, so with Agg every static figure is invisible.  The Lab starts without it, whatever
+# the shell exported (`make doctor` starts a kernel the same way and checks it draws).
 export MPLBACKEND ?= Agg
+LAB_ENV := env -u MPLBACKEND
+# One Lab with the whole course: the repository is its root (chapters, exercises, docs in
+# the file browser), and it opens on the start page.
+LAB_CMD  = $(LAB_ENV) jupyter lab --ServerApp.root_dir=$(CURDIR) --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS) notebooks/00_start_here.ipynb
 PORT   ?= 8888
 LAB_ARGS ?=
 
@@ -41,13 +49,14 @@ lock: setup  ## re-pin every Python dependency (requirements.lock) with uv pip c
 setup: $(VENV)/.installed  ## create .venv and install everything
 
 lab: setup fonts learner-lab  ## open the course in JupyterLab on its start page
-	cd notebooks && jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS) 00_start_here.ipynb
+	$(LAB_CMD)
 
 learner-lab: setup  ## a learner's JupyterLab: nbgrader's instructor tools off, Validate on (as on Binder)
 	@bash scripts/learner_lab.sh $(PY)
 
-instructor-lab: setup  ## switch nbgrader's instructor tools back on in this venv (Create Assignment, Formgrader)
+instructor-lab: setup fonts  ## switch nbgrader's instructor tools back on in this venv (Create Assignment, Formgrader) and open the Lab
 	@bash scripts/learner_lab.sh $(PY) --instructor
+	$(LAB_CMD)
 
 fonts:  ## a CJK font for the glossary's Chinese terms (Debian's fonts-noto-cjk; needs root and apt-get)
 	@bash scripts/ensure_cjk_fonts.sh
@@ -91,7 +100,7 @@ hub-stop:  ## stop the workshop hub and every learner's server (HUB_ARGS=--purge
 slides: setup node  ## static reveal.js decks of every chapter in _slides/ (offline)
 	$(PY) scripts/build_slides.py _slides
 
-site: setup  ## static HTML edition with outputs in _site/
+site: setup node  ## static HTML edition with outputs in _site/ (its scripts from deploy/node_modules: no CDN)
 	$(PY) -m course_lib site _site
 
 clean-venv:

@@ -123,6 +123,27 @@ def answer_html(question: Question) -> str:
 
 _MULTIPLE_HINT = "(choose all that apply)"
 
+#: How a quiz lays out its options in JupyterLab: ipywidgets gives every radio
+#: label and checkbox one fixed-height, one-line row, so a long option ran over
+#: the rows below it and a click on its end selected a neighbour.  Here each
+#: option is a row as tall as its text, the text wrapping beside its own control,
+#: and the whole row (control and text, one ``<label>``) selects it.
+QUIZ_CSS = """
+.ic-quiz { max-width: 100%; }
+.ic-quiz .ic-quiz-options { width: 100%; max-width: 100%; }
+.ic-quiz .widget-radio-box label, .ic-quiz .jupyter-widget-radio-box label,
+.ic-quiz .widget-checkbox label, .ic-quiz .jupyter-widget-checkbox label {
+  display: flex; align-items: flex-start; gap: 0.5em; height: auto; min-height: 1.6em;
+  line-height: 1.4; white-space: normal; overflow: visible; text-overflow: clip;
+  overflow-wrap: anywhere; padding: 0.2em 0; margin: 0 0 0.25em 0; cursor: pointer; }
+.ic-quiz .widget-radio-box input, .ic-quiz .jupyter-widget-radio-box input,
+.ic-quiz .widget-checkbox input, .ic-quiz .jupyter-widget-checkbox input {
+  order: -1; float: none; flex: none; align-self: flex-start; height: 1em; width: 1em;
+  margin: 0.2em 0 0 1px; line-height: 1; font-size: inherit; }
+.ic-quiz .widget-checkbox, .ic-quiz .jupyter-widget-checkbox {
+  width: 100%; height: auto; line-height: 1.4; }
+"""
+
 
 def prompt_text(question: Question) -> str:
     """The prompt as a learner reads it: a multiple-choice question says
@@ -162,18 +183,19 @@ def show(questions):
         labels = [f"{chr(65 + k)}. {o}" for k, o in enumerate(q.options)]
         if q.multiple:
             picks = [w.Checkbox(description=label, indent=False,
-                                layout=w.Layout(width="auto")) for label in labels]
-            chooser = w.VBox(picks)
+                                layout=w.Layout(width="100%")) for label in labels]
+            chooser = w.VBox(picks, layout=w.Layout(width="100%"))
 
             def chosen(picks=picks):
                 return {k for k, p in enumerate(picks) if p.value}
         else:
             radio = w.RadioButtons(options=labels, value=None,
-                                   layout=w.Layout(width="auto"))
+                                   layout=w.Layout(width="100%"))
             chooser = radio
 
             def chosen(radio=radio, labels=labels):
                 return set() if radio.value is None else {labels.index(radio.value)}
+        chooser.add_class("ic-quiz-options")
         button = w.Button(description="Check", button_style="primary")
         feedback = w.HTML()
         feedback.add_class("ic-quiz-feedback")
@@ -190,6 +212,6 @@ def show(questions):
                       chooser, button, feedback, w.HTML(answer_html(q))])
         box.add_class("ic-quiz")
         boxes.append(box)
-    container = w.VBox(boxes)
+    container = w.VBox([w.HTML(f"<style>{QUIZ_CSS}</style>")] + boxes)
     display(container)
     return container

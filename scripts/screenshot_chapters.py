@@ -1,7 +1,9 @@
 """Screenshots of every chapter as a learner sees it, for a person to review.
 
-Starts JupyterLab on a free localhost port over a temporary copy of
-``notebooks/``, and for every chapter (``notebooks/NN_*.ipynb``) opens it in
+Starts JupyterLab through the learner's door -- ``make lab PORT=<free port>
+LAB_ARGS=--no-browser`` in a temporary copy of the course (``scripts/lab_session.py``;
+``--LabApp.expose_app_in_browser=True`` added, to run every cell by JupyterLab's
+own command) -- and for every chapter (``notebooks/NN_*.ipynb``) opens it in
 Debian's chromium (through Playwright), runs every cell, waits for its
 explorers to draw, and writes
 
@@ -22,31 +24,29 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from lab_session import (CHROMIUM, CHROMIUM_ARGS, REPO, explorer_count,  # noqa: E402
-                         start_lab as _start_lab, stop_lab)
+                         lab_checkout, start_lab as _start_lab, stop_lab)
 
-TOKEN = "screenshots"
 IDLE = ("() => !!document.querySelector(\"[data-status='idle']\") || "
         "document.body.textContent.includes('Kernel status: Idle')")
 #: Hide what is not the course: JupyterLab's toasts (news, updates).
 HIDE = ".Toastify { display: none !important; }"
 
 
-def start_lab(root: pathlib.Path) -> tuple[subprocess.Popen, str]:
-    """A learner's JupyterLab over ``root / 'notebooks'``; returns (process, base URL)."""
-    return _start_lab(root, TOKEN)
+def start_lab(root: pathlib.Path):
+    """`make lab` in a copy of the course under ``root``; returns the running Lab."""
+    return _start_lab(lab_checkout(root),
+                      lab_args=("--no-browser", "--LabApp.expose_app_in_browser=True"))
 
 
-def run_chapter(page, base: str, notebook: str, n_explorers: int) -> None:
+def run_chapter(page, lab, notebook: str, n_explorers: int) -> None:
     """Open a chapter, run every cell and wait until its explorers are drawn."""
-    page.goto(f"{base}/lab/tree/{notebook}?token={TOKEN}&reset",
+    page.goto(lab.url(f"notebooks/{notebook}"),
               wait_until="domcontentloaded", timeout=120_000)
     page.locator(".jp-Notebook").first.wait_for(timeout=120_000)
     page.wait_for_function(IDLE, timeout=120_000)
@@ -109,10 +109,7 @@ def main(argv: list[str]) -> int:
     chapters = [p for p in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
                 if not wanted or p.name[:2] in wanted]
     with tempfile.TemporaryDirectory() as tmp:
-        root = pathlib.Path(tmp)
-        shutil.copytree(REPO / "notebooks", root / "notebooks",
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "lab_results"))
-        server, base = start_lab(root)
+        server = start_lab(pathlib.Path(tmp))
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -122,7 +119,7 @@ def main(argv: list[str]) -> int:
                                                       "height": args.height})
                     t0 = time.time()
                     try:
-                        run_chapter(page, base, path.name, explorer_count(path))
+                        run_chapter(page, server, path.name, explorer_count(path))
                         page.add_style_tag(content=HIDE)
                         scroll_to_top(page)
                         page.screenshot(path=str(out / f"ch{nn}.png"))

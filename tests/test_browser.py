@@ -1,10 +1,11 @@
 """Real-browser tests: JupyterLab + Debian's chromium (via Playwright).
 
-One JupyterLab server for the module (free localhost port, token set, root =
-a temporary copy of notebooks/), started from a *learner's* environment: a
-venv that shares this one's packages and whose Jupyter config went through
-``scripts/learner_lab.sh`` (what ``make lab`` and Binder do), so the Lab under
-test is the one learners get.  Every chapter is opened once (a module-scoped,
+One JupyterLab for the module, started through the learner's door:
+``make lab PORT=<free port> LAB_ARGS="--no-browser --LabApp.expose_app_in_browser=True"``
+in a copy of the repository (``scripts/lab_session.py``; the extra Lab option
+lets the tests drive JupyterLab's own commands), so the Lab under test is the
+one learners get.  ``tests/test_learner_door.py`` drives the same door with
+``LAB_ARGS=--no-browser`` alone, by menus and clicks.  Every chapter is opened once (a module-scoped,
 parametrised fixture: its tests run together, then its kernel is shut down),
 every cell is run, and the chapter's explorers (``.ic-explorer``; as many as
 the notebook has ``.show()`` calls) must all draw.  Then, per chapter:
@@ -31,7 +32,6 @@ skip with the reason, except under ``CI=true``, where they fail.
 import os
 import pathlib
 import re
-import shutil
 import sys
 import time
 
@@ -39,14 +39,15 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
 from lab_session import (CHROMIUM, CHROMIUM_ARGS, REPO, explorer_count,  # noqa: E402
-                         start_lab, stop_lab)
+                         lab_checkout, start_lab, stop_lab)
 
 pytestmark = pytest.mark.browser
 
 #: (notebook, number of explorers) for every chapter that has one.
 CHAPTERS = [(p.name, n) for p in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
             if (n := explorer_count(p))]
-TOKEN = "interconnect-city-test"
+#: The Lab's commands exposed to the page (window.jupyterapp), on top of `make lab`.
+LAB_ARGS = ("--no-browser", "--LabApp.expose_app_in_browser=True")
 
 
 def _need_browser():
@@ -66,17 +67,15 @@ def _need_browser():
 
 @pytest.fixture(scope="module")
 def lab_server(tmp_path_factory):
-    """A learner's JupyterLab (scripts/lab_session.py) over a copy of notebooks/."""
+    """`make lab` (scripts/lab_session.py) in a copy of the course."""
     _need_browser()
-    root = tmp_path_factory.mktemp("lab")
-    shutil.copytree(REPO / "notebooks", root / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "lab_results"))
+    checkout = lab_checkout(tmp_path_factory.mktemp("lab"))
     try:
-        server, url = start_lab(root, TOKEN)
+        lab = start_lab(checkout, lab_args=LAB_ARGS)
     except RuntimeError as exc:
         pytest.fail(str(exc))
-    yield url
-    stop_lab(server)
+    yield lab
+    stop_lab(lab)
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +185,7 @@ def _drive_one_control(page, explorer) -> str:
 
 
 def _open_chapter(page, lab_server, notebook, n_explorers):
-    page.goto(f"{lab_server}/lab/tree/{notebook}?token={TOKEN}&reset",
+    page.goto(lab_server.url(f"notebooks/{notebook}"),
               wait_until="domcontentloaded", timeout=60_000)
     page.locator(".jp-Notebook").first.wait_for(timeout=60_000)
     page.wait_for_function(IDLE, timeout=60_000)
@@ -331,7 +330,7 @@ def test_learner_lab_hides_the_instructor_tools(lab_server, browser):
     Binder): no Nbgrader menu, no Create Assignment, no Formgrader; Validate stays."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        page.goto(f"{lab_server}/lab/tree/00_start_here.ipynb?token={TOKEN}",
+        page.goto(lab_server.url("notebooks/00_start_here.ipynb"),
                   wait_until="domcontentloaded", timeout=60_000)
         page.locator(".jp-Notebook").first.wait_for(timeout=60_000)
         page.wait_for_function(IDLE, timeout=60_000)

@@ -7,6 +7,7 @@ definitions (lane counts, rates, the nccl-tests CSV read with the csv module),
 not copied from the library's output.
 """
 
+import collections
 import csv
 import importlib.util
 import json
@@ -30,6 +31,15 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 SEED_KEYS = {
     "seed 000, 面试题": ["B", "B", "B", "B", "ABC", "B", "ABC", "B", "B", "ABC"],
     "seed 003, 面试题": ["A", "B", "C", "ABC", "A", "ABC", "B", "BCD", "B", "A"],
+}
+#: Where each option of the course's question sits in the seed: the course shows the
+#: options in its own order (right answers spread over the positions), so option k of
+#: the course is the seed's option ORDER[k].
+SEED_OPTION_ORDER = {
+    "seed 000, 面试题": ["ABCD", "ACBD", "ACDB", "BACD", "ABCD", "ACBD", "DABC", "ABCD", "ABCD",
+                      "ADBC"],
+    "seed 003, 面试题": ["BCDA", "BACD", "ABCD", "ABDC", "BCDA", "ABCD", "ACBD", "ABCD", "BACD",
+                      "BCAD"],
 }
 #: Where the course corrects a seed's key: (seed, number) -> (course key, why).
 SEED_CORRECTIONS = {
@@ -142,13 +152,15 @@ def test_question_keyed_explained_and_matching_the_seed(i):
     q = content.INTERVIEW_QUESTIONS[i]
     seed, number = q.source.rsplit(" Q", 1)
     letters = SEED_KEYS[seed][int(number) - 1]
+    order = SEED_OPTION_ORDER[seed][int(number) - 1]
+    assert sorted(order) == list("ABCD")
     if (seed, int(number)) in SEED_CORRECTIONS:
         corrected = SEED_CORRECTIONS[seed, int(number)][0]
         assert corrected != letters
         # the seed's own key is offered and explained as wrong
-        assert "ABCD".index(letters) in q.why_wrong
+        assert order.index(letters) in q.why_wrong
         letters = corrected
-    assert q.answer == frozenset("ABCD".index(c) for c in letters)
+    assert q.answer == frozenset(order.index(c) for c in letters)
     assert len(q.options) == 4 and len(q.explanation) > 40
     wrong = set(range(len(q.options))) - set(q.answer)
     assert set(q.why_wrong) == wrong, "every wrong option needs an explanation"
@@ -157,6 +169,43 @@ def test_question_keyed_explained_and_matching_the_seed(i):
     for k in wrong:
         ok, text = check(q, {k})
         assert ok is False and text == q.why_wrong[k]
+
+
+def _every_quiz():
+    return [(c, q) for c in range(1, 12) for q in content.chapter_quiz(c)]
+
+
+def test_right_answers_spread_over_the_positions():
+    """A learner who always picks one letter must not pass: no position holds more
+    than 40 % of the single-answer keys, and the multiple-answer keys vary (not
+    always A, B and C)."""
+    quizzes = _every_quiz()
+    single = collections.Counter(next(iter(q.answer)) for _c, q in quizzes if not q.multiple)
+    n_single = sum(single.values())
+    assert n_single >= 40
+    worst, count = single.most_common(1)[0]
+    assert count <= 0.4 * n_single, (f"option {'ABCDE'[worst]} is right in {count} of "
+                                     f"{n_single} single-answer questions: {dict(single)}")
+    assert len(single) >= 4, f"right answers only at positions {sorted(single)}"
+    multi = collections.Counter(tuple(sorted(q.answer)) for _c, q in quizzes if q.multiple)
+    n_multi = sum(multi.values())
+    assert n_multi >= 5
+    assert len(multi) >= 4 and multi.most_common(1)[0][1] <= n_multi / 2, (
+        f"multiple-answer keys: {dict(multi)}")
+    # where the right options sit: each position is right somewhere
+    positions = collections.Counter(k for _c, q in quizzes if q.multiple for k in q.answer)
+    assert set(positions) >= {0, 1, 2, 3}
+
+
+def test_every_wrong_option_of_every_quiz_keeps_its_explanation():
+    for c, q in _every_quiz():
+        wrong = set(range(len(q.options))) - set(q.answer)
+        assert set(q.why_wrong) == wrong, f"chapter {c}: {q.prompt[:60]!r}"
+        for k in wrong:
+            assert check(q, {k}) == (False, q.why_wrong[k])
+        # explanations name options by what they say, never by a letter that moves
+        for text in [q.explanation, *q.why_wrong.values()]:
+            assert not re.search(r"\b(option|answer|choice)s? [A-E]\b", text), (c, text)
 
 
 def test_single_and_multiple_choice_both_present():

@@ -286,3 +286,40 @@ def test_ascii_terminal_gets_ascii_marks(monkeypatch):
 def test_check_rejects_bad_status():
     with pytest.raises(ValueError, match="status"):
         doctor.Check("x", "maybe", "d")
+
+
+# ---------------------------------------------------------------------------
+# figures in the Lab: a kernel started as `make lab` starts one
+# ---------------------------------------------------------------------------
+def test_a_kernel_started_as_make_lab_starts_one_shows_a_figure(monkeypatch):
+    """`make doctor` exports MPLBACKEND=Agg (the Makefile's headless default); the
+    kernel the doctor starts must still show the figure, as the Lab's does."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    c = doctor.check_lab_figures()
+    assert c.status == "ok", c.detail
+    assert "image/png" in c.detail and "inline" in c.detail
+
+
+def test_a_lab_that_keeps_agg_is_not_ready(monkeypatch):
+    """Had the Lab kept MPLBACKEND=Agg, no figure would show: the real kernel draws
+    nothing, and the verdict is "Not ready" with the fix."""
+    monkeypatch.setattr(doctor, "LAB_UNSET", ())
+    env = dict(os.environ, MPLBACKEND="Agg")
+    for c in (doctor.check_lab_figures(environ=env),
+              doctor.check_lab_figures(environ=env, start_kernel=False)):
+        assert c.status == "fail" and c.required, c.detail
+        assert "Agg" in c.detail and "unset MPLBACKEND" in c.fix
+        assert doctor.verdict([c]).startswith("Not ready: fix figures show in the Lab")
+
+
+def test_the_makefile_lab_recipes_unset_what_the_doctor_unsets():
+    """The doctor's picture of `make lab` (LAB_UNSET) is the Makefile's: LAB_ENV
+    unsets exactly those variables and both Lab recipes run jupyter through it."""
+    makefile = (doctor._REPO / "Makefile").read_text()
+    lab_env = next(line for line in makefile.splitlines() if line.startswith("LAB_ENV"))
+    assert sorted(lab_env.split("env", 1)[1].replace("-u", " ").split()) == sorted(doctor.LAB_UNSET)
+    lab_cmd = next(line for line in makefile.splitlines() if line.startswith("LAB_CMD"))
+    assert "$(LAB_ENV) jupyter lab" in lab_cmd
+    for target in ("lab:", "instructor-lab:"):
+        recipe = makefile.split("\n" + target, 1)[1].split("\n\n", 1)[0]
+        assert "$(LAB_CMD)" in recipe, f"make {target[:-1]} does not start the Lab with LAB_CMD"

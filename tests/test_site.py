@@ -33,6 +33,79 @@ Explorer("Squares", {"n": {"type": "IntSlider", "min": 2, "max": 20, "value": 6}
 """
 
 
+#: Formulas as the chapters write them, inline and displayed.
+FORMULAS = ("A ring AllReduce takes $t = 2\\frac{n-1}{n}\\frac{S}{B}$, and one copy\n\n"
+            "$$T = \\alpha + \\frac{D}{B}$$")
+
+
+def offline_page_check(pages) -> list[dict]:
+    """Open each page in Debian's chromium with every non-local request aborted (the
+    network off, as behind a firewall) and report what it shows: MathJax's rendered
+    formulas, any ``$...$`` left raw in the prose, and every request that would
+    have left the machine."""
+    from playwright.sync_api import sync_playwright
+
+    sys_path = str(REPO / "scripts")
+    import sys
+
+    if sys_path not in sys.path:
+        sys.path.insert(0, sys_path)
+    from lab_session import CHROMIUM, CHROMIUM_ARGS
+
+    found = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        for page_path in pages:
+            page = browser.new_page()
+            outside = []
+
+            def route(r, outside=outside):
+                if r.request.url.startswith(("file://", "data:", "blob:")):
+                    r.continue_()
+                else:
+                    outside.append(r.request.url)
+                    r.abort()
+
+            page.route("**/*", route)
+            page.goto(Path(page_path).resolve().as_uri(), wait_until="load", timeout=60_000)
+            try:
+                page.wait_for_function(
+                    "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue &&"
+                    " MathJax.Hub.queue.pending === 0 && MathJax.Hub.queue.running === 0 &&"
+                    " document.querySelectorAll('.MathJax_CHTML').length > 0",
+                    timeout=60_000)
+            except Exception:
+                pass
+            found.append(page.evaluate(r"""() => ({
+                rendered: document.querySelectorAll('.MathJax_CHTML').length,
+                display: document.querySelectorAll('.MJXc-display').length,
+                errors: document.querySelectorAll('.MathJax_Error, merror').length,
+                raw: [...document.querySelectorAll('.jp-MarkdownOutput')]
+                       .map(e => e.innerText).filter(t => /\$[^$\n]*\\[a-z]+[^$\n]*\$/.test(t))
+                       .map(t => t.slice(0, 120)),
+                mathjax: !!window.MathJax, require: typeof window.require === 'function'})"""))
+            found[-1]["outside"] = outside
+            found[-1]["page"] = Path(page_path).name
+            page.close()
+        browser.close()
+    return found
+
+
+def _need_chromium():
+    chromium = Path("/usr/bin/chromium")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as exc:
+        reason = f"playwright is not installed: {exc}"
+    else:
+        reason = "" if chromium.exists() else (f"{chromium} not found: install Debian's "
+                                               "chromium (bash scripts/ensure_chromium.sh)")
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
 def write(path: Path, cells):
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
@@ -49,7 +122,8 @@ def tiny_course(tmp_path):
         new_code_cell(EXPLORER_CELL),
     ])
     write(src / "01_beta.ipynb", [
-        new_markdown_cell("# Beta\n\nBack to [the first stop](00_alpha.ipynb#top)."),
+        new_markdown_cell("# Beta\n\nBack to [the first stop](00_alpha.ipynb#top).\n\n"
+                          + FORMULAS),
         new_code_cell("import os\nprint('static =', os.environ.get('COURSE_STATIC'))\n6 * 7"),
     ])
     return src
@@ -79,6 +153,30 @@ def test_builds_pages_with_static_explorer_figure_and_index(tiny_course, tmp_pat
     assert 'href="00_alpha.html"' in index and 'href="01_beta.html"' in index
     assert "Alpha: the first stop" in index and "Where the freight starts its trip." in index
     assert index.index("00_alpha.html") < index.index("01_beta.html")
+
+
+def test_the_static_edition_works_offline(tiny_course, tmp_path):
+    """require.js and MathJax come from the course's own npm packages, copied beside
+    the pages: in chromium with the network off, the formulas render (MathJax's
+    output, no raw ``$...$``) and no request leaves the machine."""
+    _need_chromium()
+    out = tmp_path / "site"
+    site.build_site(tiny_course, out, timeout_s=120, progress=False)
+    page = (out / "01_beta.html").read_text(encoding="utf-8")
+    assert 'src="lib/require.js"' in page and 'src="lib/mathjax/MathJax.js' in page
+    assert not re.search(r'<script[^>]+src="https?://', page), "a script still comes from a CDN"
+    assert (out / "lib" / "require.js").is_file() and (out / "lib" / "mathjax" / "MathJax.js").is_file()
+    (shown,) = offline_page_check([out / "01_beta.html"])
+    assert shown["mathjax"] and shown["require"], shown
+    assert shown["outside"] == [], f"requests that left the machine: {shown['outside']}"
+    assert shown["rendered"] >= 2 and shown["display"] >= 1 and not shown["errors"], shown
+    assert not shown["raw"], f"formulas left as raw LaTeX: {shown['raw']}"
+
+
+def test_a_site_without_the_npm_packages_says_how_to_get_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(site, "NODE_MODULES", tmp_path / "none")
+    with pytest.raises(FileNotFoundError, match=r"make node"):
+        site.copy_assets(tmp_path / "out")
 
 
 def test_failure_exits_non_zero_and_names_the_notebook(tiny_course, tmp_path, capsys):
@@ -142,4 +240,9 @@ def test_full_site_builds(tmp_path, capsys):
                 f"{nb.name}: its explorer drew no static figure")
     index = (tmp_path / "_site" / "index.html").read_text(encoding="utf-8")
     assert all(f'href="{nb.stem}.html"' in index for nb in notebooks)
+    # the chapters with the most formulas, offline
+    _need_chromium()
+    for shown in offline_page_check([tmp_path / "_site" / (nb.stem + ".html") for nb in notebooks
+                                     if nb.name[:2] in ("03", "07", "09")]):
+        assert shown["outside"] == [] and shown["rendered"] > 0 and not shown["raw"], shown
     print(f"full static site: {len(notebooks)} notebooks in {seconds:.1f} s")

@@ -11,6 +11,9 @@ check reports ``ok``, ``warn`` or ``fail`` with a concrete fix:
   pyproject.toml (a wheel install): the requirements are listed only there;
 * the ipywidgets front-end (JupyterLab extension) installed and not disabled;
 * matplotlib can draw (a tiny figure rendered to PNG with Agg);
+* figures show in the Lab: a kernel started the way ``make lab`` starts one
+  (:func:`lab_kernel_env`) draws a pyplot figure as an ``image/png`` output
+  (with ``--quick``: only the backend such a kernel would pick is worked out);
 * CuPy and an NVIDIA GPU -- name, PCIe generation and width (optional);
 * MPI: ``mpiexec`` found, and a 2-rank mpi4py hello runs within a timeout;
 * memory available (the container's limit counts, not only the host's) vs
@@ -53,7 +56,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 __all__ = ["Check", "report", "ready", "verdict", "run", "main", "print_report", "format_table",
-           "requirements", "add_arguments", "COURSE_MEMORY_BYTES"]
+           "requirements", "add_arguments", "lab_kernel_env", "check_lab_figures",
+           "COURSE_MEMORY_BYTES", "LAB_UNSET"]
 
 #: Peak memory the whole course needs in one session, bytes (1.5 GB, GB = 1e9).
 COURSE_MEMORY_BYTES = 1.5e9
@@ -61,6 +65,12 @@ COURSE_MEMORY_BYTES = 1.5e9
 MIN_MEMORY_BYTES = 0.5e9
 MPI_TIMEOUT_S = 60.0
 NVIDIA_SMI_TIMEOUT_S = 15.0
+KERNEL_TIMEOUT_S = 60.0
+#: What ``make lab`` (and ``make instructor-lab``) take out of the Lab's environment
+#: (the Makefile's ``LAB_ENV := env -u MPLBACKEND``; ``tests/test_doctor.py`` checks the two
+#: agree): ipykernel chooses its inline backend only when ``MPLBACKEND`` is unset.
+LAB_UNSET = ("MPLBACKEND",)
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 
 _REPO = Path(__file__).resolve().parents[2]  # the repository (course_lib/apps/doctor.py)
 _DIST = "interconnect-city"
@@ -338,6 +348,81 @@ def check_matplotlib() -> Check:
     return Check("matplotlib draws", "ok", f"Agg rendered a {len(png)}-byte PNG")
 
 
+def lab_kernel_env(environ=None) -> dict:
+    """The environment a kernel of ``make lab`` starts with: ``environ`` (default
+    this process's, which ``make doctor`` gives the Makefile's exports) less
+    :data:`LAB_UNSET`, as the Makefile's lab recipes run ``jupyter lab``."""
+    env = dict(os.environ if environ is None else environ)
+    for name in LAB_UNSET:
+        env.pop(name, None)
+    return env
+
+
+#: A chapter's figure cell in miniature: pyplot, no explicit show (the inline
+#: backend displays the figure when the cell ends), then the backend's name.
+_FIGURE_CELL = ("import matplotlib, matplotlib.pyplot as plt\n"
+                "fig, ax = plt.subplots(figsize=(1, 1), dpi=20)\n"
+                "ax.plot([0, 1], [0, 1])\n"
+                "print('backend:', matplotlib.get_backend())")
+_LAB_FIX = ("start the Lab with `make lab` (it unsets MPLBACKEND); if you start "
+            "`jupyter lab` yourself, run `unset MPLBACKEND` first (or "
+            f"`export MPLBACKEND={INLINE_BACKEND}`), then restart the kernel")
+
+
+def check_lab_figures(timeout_s: float = KERNEL_TIMEOUT_S, start_kernel: bool = True,
+                      environ=None) -> Check:
+    """Start a ``python3`` kernel with :func:`lab_kernel_env` and run a figure
+    cell: the figure must come back as an ``image/png`` output, as a learner's
+    chapter cell would show it.  ``start_kernel=False`` (``--quick``) only works
+    out which backend such a kernel picks (ipykernel: inline unless
+    ``MPLBACKEND`` says otherwise)."""
+    name = "figures show in the Lab"
+    env = lab_kernel_env(environ)
+    if not start_kernel:
+        backend = env.get("MPLBACKEND") or INLINE_BACKEND
+        if backend != INLINE_BACKEND:
+            return Check(name, "fail", f"a Lab kernel would draw with MPLBACKEND={backend}: "
+                         "no figure would show", fix=_LAB_FIX)
+        return Check(name, "ok", "a Lab kernel would pick the inline backend "
+                     "(not started: --quick)")
+    from jupyter_client.manager import start_new_kernel
+
+    try:
+        km, kc = start_new_kernel(kernel_name="python3", env=env, startup_timeout=timeout_s,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except Exception as exc:
+        return Check(name, "fail", f"no python3 kernel started: {type(exc).__name__}: {exc}",
+                     fix=f"{_pip('ipykernel')} ; then run `make doctor` again")
+    outputs = []
+
+    def hook(msg):
+        outputs.append(msg)
+
+    try:
+        reply = kc.execute_interactive(_FIGURE_CELL, timeout=timeout_s, output_hook=hook,
+                                       store_history=False)
+    except Exception as exc:
+        return Check(name, "fail", f"the figure cell did not finish: {type(exc).__name__}: {exc}",
+                     fix=_LAB_FIX)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    text = "".join(m["content"].get("text", "") for m in outputs
+                   if m["msg_type"] == "stream")
+    backend = (re.findall(r"backend: (\S+)", text) or ["?"])[-1]
+    images = [m for m in outputs if m["msg_type"] in ("display_data", "execute_result")
+              and "image/png" in m["content"].get("data", {})]
+    if reply["content"].get("status") != "ok":
+        return Check(name, "fail", f"the figure cell failed in the kernel: "
+                     f"{reply['content'].get('ename')}: {reply['content'].get('evalue')}",
+                     fix=f"{_pip('matplotlib>=3.8')} --force-reinstall")
+    if not images:
+        return Check(name, "fail", f"a kernel started as `make lab` starts one drew with "
+                     f"{backend}: the figure was not shown (no image/png output)", fix=_LAB_FIX)
+    return Check(name, "ok", f"a kernel started as `make lab` starts one showed the figure "
+                 f"(image/png, backend {backend})")
+
+
 # ---------------------------------------------------------------------------
 # GPU
 # ---------------------------------------------------------------------------
@@ -571,8 +656,8 @@ def report(quick: bool = False, instructor: bool = True) -> list[Check]:
     Parameters
     ----------
     quick : bool
-        Skip the slower checks' work (the 2-rank MPI run; only ``mpiexec``
-        is located).
+        Skip the slower checks' work (the 2-rank MPI run: only ``mpiexec``
+        is located; the Lab kernel: only its backend is worked out).
     instructor : bool
         Include the grading and testing items (``instructor_only``); with
         ``False`` they are not run at all (a learner's view).
@@ -595,6 +680,7 @@ def report(quick: bool = False, instructor: bool = True) -> list[Check]:
     checks += [
         _safe(check_widgets_frontend, "ipywidgets front-end", True),
         _safe(check_matplotlib, "matplotlib draws", True),
+        _safe(check_lab_figures, "figures show in the Lab", True, start_kernel=not quick),
         _safe(check_gpu, "GPU (CuPy)", False),
         _safe(check_mpi, "MPI", True, run_hello=not quick),
         _safe(check_memory, "memory", True),
@@ -674,7 +760,8 @@ def add_arguments(parser) -> None:
     """The ``doctor`` command's options, on ``parser`` (see :mod:`course_lib.apps.command`)."""
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--quick", action="store_true",
-                        help="skip the 2-rank MPI run (only locate mpiexec)")
+                        help="skip the 2-rank MPI run (only locate mpiexec) and the Lab "
+                             "kernel's figure (only work out its backend)")
     parser.add_argument("--instructor", action="store_true",
                         help="also check what grading and the tests need (alembic, "
                              "chromium, test tools)")

@@ -9,6 +9,13 @@ then exported with nbconvert's JupyterLab template, images embedded, and links
 between notebooks (``02_maglev_line.ipynb``) pointed at the HTML pages.
 ``index.html`` is the chapter map.
 
+Nothing is fetched from a CDN: the scripts the pages load (require.js and
+MathJax 2, for the formulas) are the course's own npm packages
+(``deploy/node_modules``, installed by ``make node``: ``bash scripts/ensure_node.sh``),
+copied next to the pages (hard-linked where possible) under ``lib/``, as the
+slide decks do (``scripts/build_slides.py``).  The site works offline and from
+any static web server.
+
 The run goes on past a failing notebook so that one build shows every problem,
 then exits non-zero naming each notebook that failed.
 
@@ -23,17 +30,33 @@ import datetime as _dt
 import html
 import os
 import re
+import shutil
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["build_site", "find_notebooks", "notebook_title", "notebook_summary",
+__all__ = ["build_site", "copy_assets", "exporter", "find_notebooks", "notebook_title", "notebook_summary",
            "rewrite_notebook_links", "main", "add_arguments"]
 
 _REPO = Path(__file__).resolve().parents[2]  # the repository (course_lib/apps/site.py)
 DEFAULT_TIMEOUT_S = 600.0  # per cell
 COURSE_TITLE = "Interconnect City"
+NODE_MODULES = _REPO / "deploy" / "node_modules"
+#: What the pages load, as (path under the site, path under deploy/node_modules).
+ASSETS = [("lib/require.js", "requirejs/require.js"), ("lib/mathjax", "mathjax")]
+#: How the pages load them (relative to a page).
+REQUIRE_JS_URL = "lib/require.js"
+MATHJAX_URL = "lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
+MERMAID_URL = "./lib/mermaid-none.mjs"
+#: Parts of the npm packages a page never loads.
+_IGNORE = shutil.ignore_patterns("unpacked", "test", "docs", "*.md", "SVG", "PreviewHTML",
+                                 "NativeMML", "PlainSource")
+_MERMAID_STANDIN = """// Written by course_lib/apps/site.py. The chapters draw no Mermaid diagrams,
+// so the pages need none: this module stands in for the CDN copy that
+// nbconvert's template imports.
+export default { initialize() {}, run() {} };
+"""
 
 
 @dataclass
@@ -125,6 +148,46 @@ def rewrite_notebook_links(page: str) -> str:
     return _LINK.sub(lambda m: f'href="{m.group(1)}.html{m.group(2)}"', page)
 
 
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def copy_assets(out, node_modules=None) -> None:
+    """Put the pages' scripts (:data:`ASSETS`) from ``deploy/node_modules`` into
+    ``out``; raises FileNotFoundError naming what is missing and ``make node``."""
+    node = Path(node_modules) if node_modules is not None else NODE_MODULES
+    missing = [npm for _, npm in ASSETS if not (node / npm).exists()]
+    if missing:
+        raise FileNotFoundError(
+            f"the static edition's scripts are missing in {node}: {', '.join(missing)}; "
+            "run `make node` (bash scripts/ensure_node.sh: npm ci in deploy/)")
+    out = Path(out)
+    (out / "lib").mkdir(parents=True, exist_ok=True)
+    (out / MERMAID_URL).write_text(_MERMAID_STANDIN, encoding="utf-8")
+    for rel, npm in ASSETS:
+        src, dst = node / npm, out / rel
+        if dst.is_dir():
+            shutil.rmtree(dst)
+        elif dst.exists():
+            dst.unlink()
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=_IGNORE, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(str(src), str(dst))
+
+
+def exporter():
+    """nbconvert's JupyterLab HTML exporter, images embedded, its scripts local."""
+    from nbconvert import HTMLExporter
+
+    return HTMLExporter(template_name="lab", embed_images=True,
+                        require_js_url=REQUIRE_JS_URL, mathjax_url=MATHJAX_URL,
+                        mermaid_js_url=MERMAID_URL, mermaid_layout_elk_js_url=MERMAID_URL)
+
+
 def kernel_env() -> dict:
     """The kernel's environment: static explorers, inline figures, course_lib importable."""
     env = dict(os.environ)
@@ -211,7 +274,6 @@ def build_site(src_dir, out_dir, timeout_s: float = DEFAULT_TIMEOUT_S,
     """
     import nbformat
     from nbclient import NotebookClient
-    from nbconvert import HTMLExporter
 
     if not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
         raise ValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
@@ -220,7 +282,8 @@ def build_site(src_dir, out_dir, timeout_s: float = DEFAULT_TIMEOUT_S,
         raise ValueError(f"no notebooks (*.ipynb) in {str(src_dir)!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    exporter = HTMLExporter(template_name="lab", embed_images=True)
+    copy_assets(out)
+    export = exporter()
     env = kernel_env()
 
     bar = None
@@ -241,7 +304,7 @@ def build_site(src_dir, out_dir, timeout_s: float = DEFAULT_TIMEOUT_S,
             client = NotebookClient(nb, timeout=timeout_s, kernel_name=kernel_name,
                                     resources={"metadata": {"path": str(path.parent)}})
             client.execute(env=env)
-            body, _ = exporter.from_notebook_node(
+            body, _ = export.from_notebook_node(
                 nb, resources={"metadata": {"name": page_title, "path": str(path.parent)}})
             html_path = out / (path.stem + ".html")
             html_path.write_text(rewrite_notebook_links(body), encoding="utf-8")
@@ -284,6 +347,9 @@ def _command(a) -> int:
     except ValueError as exc:
         print(f"site: {exc}", file=sys.stderr)
         return 2
+    except FileNotFoundError as exc:
+        print(f"site: {exc}", file=sys.stderr)
+        return 1
     failed = [r for r in results if not r.ok]
     total = time.perf_counter() - t0
     for r in failed:

@@ -88,6 +88,9 @@ Public API
     The harness: median, quartiles, min, max, every sample, ``budget_exhausted``.
 ``records_to_csv(records, path=None) -> str``, ``records_to_array(records, fields=None) -> numpy structured array``, ``plot_records(records, x="n_bytes", y="bw_bytes_per_s", by="variant", ax=None, ...) -> Axes``
 ``load_lab_result(name, directory=None) -> LabResult``, ``default_results_dir() -> Path``
+``summary_table(result) -> Table``, ``fits_table(result) -> Table``
+    What a run measured as a learner reads it: a small table with units and a
+    sentence (HTML in a notebook), never a dict of the summary's keys.
 
 ``LabResult`` fields: ``name``, ``records`` (list of dicts), ``fits``
 (variant -> AlphaBetaFit), ``summary`` (dict of headline numbers, SI units,
@@ -125,9 +128,10 @@ from .mpi_allreduce import (allreduce_from_json, allreduce_lab, mpi_available,
 from .mpi_overlap import overlap_from_json, overlap_lab
 from .gpu import gpu_available, gpu_copies_lab
 from .reference import h200_copies
+from .report import Table, fits_table, summary_table
 
 __all__ = [
-    "LAB_NAMES", "run_lab",
+    "LAB_NAMES", "run_lab", "Table", "summary_table", "fits_table",
     "pageable_lab", "batching_lab", "kernel_bypass_lab", "allreduce_lab",
     "explain_kernel_bypass", "cpu_situation",
     "kernel_stream_lab", "explain_stream", "busy_cpus",
