@@ -37,9 +37,17 @@ exponents of ``base``, as in ipywidgets), ``IntSlider``, ``Dropdown``,
 ``"play": True`` gets a ▶ Play button beside it (an ``ipywidgets.Play`` linked
 to the slider in the browser, ``"play_interval"`` ms a step, default 700) that
 steps it from its minimum to its maximum: an animation's step control.  With
-``"max_from": (other_control, function)`` the slider's (and its Play's)
-maximum follows ``function(value of other_control)`` in the notebook, e.g. a
-ring's last step ``2(n-1)`` when the GPU count changes.
+``"max_from": (other_control, function)`` (or a tuple of controls, their
+values passed in order) the slider's (and its Play's) maximum follows
+``function(value of other_control)`` in the notebook, e.g. a ring's last step
+``2(n-1)`` when the GPU count changes, or a GPU's NVLink links when the GPU
+changes; the slider offers only the positions up to it (its value moves to the
+nearest of them), and a Play slider starts again at its first step.  The
+follow happens before the redraw: one redraw a move.  An explorer with a Play
+slider draws every step's figure, drawing and readout when another control
+changes (the step on screen first), and the slider picks one of them in the
+browser (an ``ipywidgets.Stack`` linked to it): ▶ Play steps at its interval,
+and the picture is always the slider's step.
 
 Read at a glance: a numeric slider may declare ``"unit"`` (one of
 :data:`UNITS`: ``"bytes"``, ``"bytes/s"``, ``"s"``, ``"params"``, ``"count"``,
@@ -261,11 +269,19 @@ class Explorer:
                 raise ValueError(f"control {name!r} needs a default 'value'")
             if spec.get("play") and kind != "IntSlider":
                 raise ValueError(f"control {name!r}: 'play' needs an IntSlider, got {kind}")
+            if spec.get("play") and spec.get("min") != 0:
+                raise ValueError(f"control {name!r}: a 'play' slider counts steps from "
+                                 f"min 0 (its step picks a frame), got min {spec.get('min')!r}")
+            if spec.get("play") and sum(bool(s.get("play")) for s in self.controls.values()) > 1:
+                raise ValueError("an explorer has at most one 'play' slider")
             if "max_from" in spec:
                 src, fn = spec["max_from"]
-                if src not in self.controls or not callable(fn):
-                    raise ValueError(f"control {name!r}: 'max_from' must be (one of "
-                                     f"{sorted(self.controls)}, a function)")
+                sources = (src,) if isinstance(src, str) else tuple(src)
+                if (not sources or any(s not in self.controls or s == name for s in sources)
+                        or not callable(fn)):
+                    raise ValueError(f"control {name!r}: 'max_from' must be (one or a "
+                                     f"tuple of the other controls {sorted(self.controls)}, "
+                                     f"a function)")
             if "unit" in spec and spec["unit"] not in UNITS:
                 raise ValueError(f"control {name!r}: unit must be one of "
                                  f"{sorted(UNITS)}, got {spec['unit']!r}")
@@ -487,34 +503,78 @@ class Explorer:
         width = self._description_width()
         controls = {name: self._widget(name, spec, width)
                     for name, spec in self.controls.items()}
+        play_name = next((n for n, spec in self.controls.items() if spec.get("play")), None)
         # The figure travels as PNG bytes in an Image widget's value: a model
         # update that every front end (JupyterLab, Notebook 7, VS Code, Colab)
         # redraws, unlike an inline-backend figure or output captured into an
         # Output widget from a widget callback.
-        image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto"))
-        plot = w.Box([image], layout=w.Layout(min_height="120px", max_width="100%"))
+        image_layout = dict(max_width="100%", height="auto")
+        if play_name is None:
+            image = w.Image(format="png", layout=w.Layout(**image_layout))
+            text, drawing = w.HTML(), w.HTML()
+            plot = w.Box([image], layout=w.Layout(min_height="120px", max_width="100%"))
+            readout_box, drawing_box = text, drawing
+        else:
+            # An animation: every step's figure, drawing and readout are drawn
+            # in the kernel when another control changes, and the step slider
+            # picks one of them in the browser (a Stack linked to the slider):
+            # ▶ Play steps on time, the picture always the slider's step.
+            spec = self.controls[play_name]
+            pool = spec["max"] - spec["min"] + 1
+            images = [w.Image(format="png", layout=w.Layout(**image_layout))
+                      for _ in range(pool)]
+            texts = [w.HTML() for _ in range(pool)]
+            drawings = [w.HTML() for _ in range(pool)]
+            stacks = [w.Stack(children=frames, selected_index=spec["value"] - spec["min"])
+                      for frames in (images, texts, drawings)]
+            for stack in stacks:
+                w.jslink((controls[play_name], "value"), (stack, "selected_index"))
+            plot = w.Box([stacks[0]], layout=w.Layout(min_height="120px", max_width="100%"))
+            readout_box, drawing_box = w.Box([stacks[1]]), w.Box([stacks[2]])
         plot.add_class("ic-plot")
-        text = w.HTML()
-        text.add_class("ic-readout")
-        drawing = w.HTML()
-        drawing.add_class("ic-drawing")
+        readout_box.add_class("ic-readout")
+        drawing_box.add_class("ic-drawing")
+        error = w.HTML()
+        busy = []                 # a control is being adjusted to follow another
+
+        def show_error(exc):
+            error.value = f"<span style='color:#b00'>{exc}</span>"
+
+        def frame(values):
+            data, png = self.png(**values)
+            message = self.readout(data) if self.readout else ""
+            return png, message, (self._diagram_html(data) if self.diagram is not None else "")
 
         def redraw(_change=None):
+            if busy:
+                return
             values = {name: c.value for name, c in controls.items()}
             try:
-                data, png = self.png(**values)
-                message = self.readout(data) if self.readout else ""
+                if play_name is None:
+                    png, message, svg = frame(values)
+                    image.value, text.value = png, message
+                    if self.diagram is not None:
+                        drawing.value = svg
+                else:
+                    ctl = controls[play_name]
+                    lo, hi = ctl.min, ctl.max
+                    now = values[play_name]
+                    stacks_n = hi - lo + 1
+                    for stack, frames in zip(stacks, (images, texts, drawings)):
+                        if len(stack.children) != stacks_n:
+                            stack.children = frames[:stacks_n]
+                        stack.selected_index = now - lo
+                    # the step on screen first, then the others
+                    for k in [now] + [k for k in range(lo, hi + 1) if k != now]:
+                        png, message, svg = frame(dict(values, **{play_name: k}))
+                        images[k - lo].value, texts[k - lo].value = png, message
+                        drawings[k - lo].value = svg
             except (ValueError, TypeError) as exc:
-                text.value = f"<span style='color:#b00'>{exc}</span>"
+                show_error(exc)
                 return
-            image.value = png
-            text.value = message
-            if self.diagram is not None:
-                drawing.value = self._diagram_html(data)
+            error.value = ""
 
-        for c in controls.values():
-            c.observe(redraw, names="value")
-        rows = []
+        rows, follows = [], []
         for name, c in controls.items():
             spec = self.controls[name]
             play = None
@@ -535,22 +595,47 @@ class Explorer:
                 rows.append(c)
             if "max_from" in spec:
                 source, fn = spec["max_from"]
+                sources = [controls[s] for s in ((source,) if isinstance(source, str)
+                                                 else source)]
 
-                def follow(_change=None, targets=(c, play), source=controls[source],
-                           fn=fn, ceiling=spec["max"]):
-                    top = min(int(fn(source.value)), ceiling)
-                    for widget in targets:
-                        if widget is not None:
-                            widget.max = top
+                def follow(change=None, c=c, play=play, sources=sources, fn=fn,
+                           spec=spec):
+                    top = min(fn(*(s.value for s in sources)), spec["max"])
+                    busy.append(1)
+                    try:
+                        if isinstance(c, w.SelectionSlider):
+                            # the positions the source allows; the value the
+                            # nearest of them (the model would clip to it too)
+                            positions = [v for v in slider_positions(spec) if v <= top]
+                            value = positions[_nearest(positions, min(c.value, top))]
+                            c.options = [(format_value(spec, v), v) for v in positions]
+                            c.value = value
+                        else:
+                            for widget in (c, play):
+                                if widget is not None:
+                                    widget.max = int(top)
+                            if play is not None and change is not None:
+                                # a new animation: it starts again at its first step
+                                play.playing = False
+                                play.value = c.value = spec["min"]
+                    finally:
+                        busy.pop()
 
-                controls[source].observe(follow, names="value")
-                follow()
+                follows.append((sources, follow))
+        # a control that follows others is adjusted before the redraw
+        for sources, follow in follows:
+            for source in sources:
+                source.observe(follow, names="value")
+            follow()
+        for name, c in controls.items():
+            if name != play_name:         # a step is picked in the browser
+                c.observe(redraw, names="value")
         title = w.HTML(f"<b>{self.title}</b>")
         figure = plot
         if self.diagram is not None:
-            figure = w.Box([plot, drawing], layout=w.Layout(flex_flow="row wrap",
-                                                            align_items="flex-start"))
-        box = w.VBox([title, *rows, figure, text])
+            figure = w.Box([plot, drawing_box], layout=w.Layout(flex_flow="row wrap",
+                                                                align_items="flex-start"))
+        box = w.VBox([title, *rows, figure, readout_box, error])
         box.add_class("ic-explorer")
         redraw()
         display(box)

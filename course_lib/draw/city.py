@@ -218,8 +218,10 @@ def _box(cv, x, y, w, h, kind, lines, cls, title, bold_line=1, rx=6, stroke="#55
 
 
 def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float,
-               shown: int, topo, highlight) -> _Layout:
-    """Draw node ``node`` of ``c`` in the box (x0, y0, w); return its layout."""
+               shown: int, topo, highlight, nvlink_links=None) -> _Layout:
+    """Draw node ``node`` of ``c`` in the box (x0, y0, w); return its layout.
+    ``nvlink_links``: the links in use per GPU (the maglev's labels give that
+    count and its rate; default all)."""
     L = _Layout()
     g = c.gpu_record
     ns = _sockets_drawn(c)
@@ -393,18 +395,20 @@ def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float
                     title=f"arterial road · PCIe Gen{gen} x16, {_per_dir(pcie)}")
         y += _FACTORY_H + 4
         # --- the maglev -------------------------------------------------------
-        _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1)
+        _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1, nvlink_links)
     L.right = x0 + w
     return L
 
 
-def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
+def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1, used=None):
     g = c.gpu_record
     if c.fabric == "pcie" or topo is None or shown < 2:
         return
     if c.fabric == "nvswitch":
         bw = topo.edges[0, "nvswitch"]["bw_bytes_per_s"]
         links = topo.edges[0, "nvswitch"]["links"]
+        if used is not None and used != links:     # the links in use, at their rate
+            bw, links = bw * used / links, used
         need = 14 + max(_tw(t, 11.5) for t in (f"maglev · NVLink ×{links}", _per_dir(bw)))
         sw_w = min(300, max(150, inner1 - inner0 - 2 * need))
         sx = (inner0 + inner1) / 2 - sw_w / 2
@@ -445,7 +449,9 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
         return
     if c.fabric == "bridge":
         (ax, ay, aw, ah), (bx, by, bw_, bh) = L.gpu[0], L.gpu[1]
-        e = topo.edges[0, 1]
+        e = dict(topo.edges[0, 1])
+        if used is not None and used < e["links"]:
+            e.update(bw_bytes_per_s=e["bw_bytes_per_s"] * used / e["links"], links=used)
         cv.line(ax + aw, ay + 20, bx, by + 20, kind="nvlink", width=7, cls="ic-nvlink",
                 title=f"maglev · NVLink bridge ×{e['links']}, {_per_dir(e['bw_bytes_per_s'])}")
         cv.text((inner0 + inner1) / 2, y + 8,
@@ -468,7 +474,10 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
     per_link = g.nvlink_per_link_per_dir_bytes_per_s
     if c.fabric == "mesh":
         k = next(iter(counts))
-        text = (f"maglev · NVLink full mesh: ×{k} per pair, {_per_dir(counts[k])} "
+        bw_k = counts[k]
+        if used is not None and used < k:          # the links in use, at their rate
+            k, bw_k = used, bw_k * used / k
+        text = (f"maglev · NVLink full mesh: ×{k} per pair, {_per_dir(bw_k)} "
                 f"({g.nvlink_links} links per factory)")
     else:
         text = (f"maglev · NVLink hybrid cube-mesh: {g.nvlink_links} links per factory, "
@@ -1141,7 +1150,8 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
                 cls="ic-key")
     cities = []
     for node in range(drawn):
-        cities.append(_draw_city(cv, c, node, 10, y, city_w, shown, topo, highlight))
+        cities.append(_draw_city(cv, c, node, 10, y, city_w, shown, topo, highlight,
+                                 nvlink_links))
         y += ch + 14
     if more:
         with cv.group(cls="ic-more-cities"):

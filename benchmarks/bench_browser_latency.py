@@ -1,0 +1,299 @@
+"""How long does a learner wait in the browser? Control move -> new picture on screen.
+
+    .venv/bin/python benchmarks/bench_browser_latency.py [--moves 6] [--only ch03,ch09]
+                                                          [--json out.json] [--port 8890]
+
+``benchmarks/bench_explorers.py`` times the kernel's side only (model, redraw,
+PNG).  This one measures what a learner waits for: a learner's JupyterLab
+(``scripts/lab_session.py``, as the browser tests start it) driven by Debian's
+chromium (Playwright).  For every explorer a chapter shows (the chapter's own
+``.show()`` line, run in a notebook of its own next to ``import course_lib as
+cl``, so no chapter's lab runs first), the benchmark
+
+* moves every control a learner can move: each slider one position at a time
+  by keyboard, ``--moves`` times (right, right, left, left: every move lands on
+  a value other than the one before), each dropdown and toggle group to another
+  option and back;
+* for each move, records the time from just before the key press to the last
+  change of the explorer's picture: a ``MutationObserver`` on the figure
+  (``.ic-plot``), the drawing (``.ic-drawing``) and the readout
+  (``.ic-readout``), plus the ``load`` event of the figure's new image (the
+  PNG decoded), all in the page's own clock (``performance.now()``); a move is
+  over when nothing has changed for ``--quiet-ms``;
+* reports the median and the largest of those times per explorer, and its
+  slowest control (the largest per-control median).
+
+Chapter 7's ring stepper (the explorer with ▶ Play) is also played: the
+median interval between drawn steps against the declared ``play_interval``,
+and whether the drawing's step is the slider's step at each frame.
+
+Goal: median <= 300 ms per explorer on the course's 2-core reference machine.
+Wall-clock numbers depend on the load: run it on a quiet machine, and compare
+before/after only under the same conditions.  Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+import lab_session  # noqa: E402
+
+GOAL_S = 0.300
+TOKEN = "bench-browser-latency"
+
+_ARM_JS = """el => {
+  const st = window.__icBench = window.__icBench || {};
+  if (st.obs) st.obs.disconnect();
+  st.t0 = performance.now(); st.last = null; st.n = 0;
+  const mark = () => { st.last = performance.now(); st.n += 1; };
+  st.obs = new MutationObserver(mark);
+  for (const sel of ['.ic-plot', '.ic-drawing', '.ic-readout'])
+    for (const node of el.querySelectorAll(sel))
+      st.obs.observe(node, {subtree: true, childList: true, attributes: true,
+                            characterData: true});
+  if (!el.__icLoad) { el.__icLoad = true;
+    el.addEventListener('load', () => { const s = window.__icBench;
+      if (s) { s.last = performance.now(); s.n += 1; } }, true); }
+  return st.t0;
+}"""
+_STATE_JS = "() => { const s = window.__icBench; return [s.t0, s.last, s.n, performance.now()]; }"
+
+
+def _notebook(call: str) -> dict:
+    """A one-explorer notebook: the chapter's own call after ``import course_lib as cl``."""
+    return {"cells": [{"cell_type": "code", "execution_count": None, "id": "c1",
+                       "metadata": {}, "outputs": [],
+                       "source": ["import course_lib as cl\n", call]}],
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
+                                        "name": "python3"}},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
+def explorer_calls() -> list[tuple[str, str, str]]:
+    """``(chapter, explorer name, call)`` for every ``.show()`` line of the chapters."""
+    found, seen = [], set()
+    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for cell in nb["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            for line in "".join(cell["source"]).splitlines():
+                m = re.search(r"cl\.explorers\.(\w+)\.(\w+)\(.*\)\.show\(\)", line)
+                if m and line.strip() not in seen:
+                    seen.add(line.strip())
+                    name = m.group(1) + ("" if m.group(2) == "explorer" else "." + m.group(2))
+                    found.append((path.stem[:2], name, line.strip()))
+    return found
+
+
+def _wait_quiet(page, quiet_ms, timeout_s):
+    """Seconds from the arm to the last change, once nothing changed for quiet_ms;
+    None if nothing changed within timeout_s."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        t0, last, n, now = page.evaluate(_STATE_JS)
+        if n and now - last >= quiet_ms:
+            return (last - t0) / 1000.0
+        page.wait_for_timeout(50)
+    t0, last, n, _now = page.evaluate(_STATE_JS)
+    return (last - t0) / 1000.0 if n else None
+
+
+def _move(page, explorer, quiet_ms, timeout_s, act):
+    explorer.evaluate(_ARM_JS)
+    act()
+    return _wait_quiet(page, quiet_ms, timeout_s)
+
+
+def _measure_moves(page, explorer, moves, quiet_ms, timeout_s):
+    """``{control label: [seconds or None per move]}`` for every slider (keyboard,
+    ``moves`` positions out and back), dropdown and toggle group (another option,
+    then back) of the explorer."""
+    result = {}
+    handles = explorer.locator(".widget-hslider:not(.ic-play) .noUi-handle")
+    for i in range(handles.count()):
+        handle = handles.nth(i)
+        if handle.get_attribute("aria-disabled") == "true":
+            continue
+        label = handle.evaluate(
+            "h => { const s = h.closest('.widget-hslider');"
+            " const d = s && s.querySelector('.widget-label'); return d ? d.textContent : ''; }")
+        at_max = handle.evaluate("h => Number(h.getAttribute('aria-valuenow')) >= "
+                                 "Number(h.getAttribute('aria-valuemax'))")
+        half = max(1, moves // 2)
+        out, back = ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft")
+        samples = []
+        for key in [out] * half + [back] * (moves - half):
+            handle.focus()
+            samples.append(_move(page, explorer, quiet_ms, timeout_s,
+                                 lambda key=key: page.keyboard.press(key)))
+        result[f"slider {label or i}"] = samples
+    selects = explorer.locator("select")
+    for i in range(selects.count()):
+        select = selects.nth(i)
+        options = select.locator("option").all_inner_texts()
+        current = select.evaluate("s => s.options[s.selectedIndex].text")
+        other = next(o for o in options if o != current)
+        result[f"dropdown {i}"] = [
+            _move(page, explorer, quiet_ms, timeout_s,
+                  lambda label=label: select.select_option(label=label))
+            for label in (other, current)]
+    groups = explorer.locator(".widget-toggle-buttons")
+    for i in range(groups.count()):
+        buttons = groups.nth(i).locator("button")
+        if buttons.count() < 2:
+            continue
+        pressed = next(k for k in range(buttons.count())
+                       if "mod-active" in (buttons.nth(k).get_attribute("class") or ""))
+        other = (pressed + 1) % buttons.count()
+        result[f"toggle {i}"] = [
+            _move(page, explorer, quiet_ms, timeout_s, lambda k=k: buttons.nth(k).click())
+            for k in (other, pressed)]
+    return result
+
+
+_PLAY_JS = """el => {
+  const st = window.__icPlay = {frames: []};
+  const slider = () => { const h = el.querySelector('.noUi-handle');
+    return h ? Number(h.getAttribute('aria-valuenow')) : null; };
+  st.obs = new MutationObserver(() => {
+    const d = el.querySelector('.ic-drawing');
+    const m = d && d.innerHTML.match(/data-step="(-?\\d+)"/);
+    st.frames.push([performance.now(), m ? Number(m[1]) : null, slider()]);
+  });
+  st.obs.observe(el.querySelector('.ic-drawing'), {subtree: true, childList: true,
+                                                   characterData: true});
+  el.querySelector('.ic-play button').click();
+}"""
+
+
+def _measure_play(page, explorer, seconds):
+    explorer.evaluate(_PLAY_JS)
+    page.wait_for_timeout(int(seconds * 1000))
+    frames = page.evaluate("() => { window.__icPlay.obs.disconnect(); return window.__icPlay.frames; }")
+    explorer.locator(".ic-play button").first.click()         # pause
+    times = [f[0] for f in frames]
+    gaps = [(b - a) / 1000 for a, b in zip(times, times[1:])]
+    steps = [f[1] for f in frames if f[1] is not None]
+    in_step = [f[1] == f[2] for f in frames if f[1] is not None and f[2] is not None]
+    return {"frames": len(frames), "median_interval_s": statistics.median(gaps) if gaps else None,
+            "steps_seen": steps, "drawing_matches_slider": (sum(in_step) / len(in_step)
+                                                            if in_step else None)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--moves", type=int, default=4, help="moves per slider")
+    parser.add_argument("--quiet-ms", type=float, default=700.0)
+    parser.add_argument("--timeout-s", type=float, default=15.0)
+    parser.add_argument("--only", default="", help="comma-separated explorer-name prefixes")
+    parser.add_argument("--port", type=int, default=0, help="the Lab's port (default: a free one)")
+    parser.add_argument("--play-s", type=float, default=8.0)
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+    if not os.path.exists(lab_session.CHROMIUM):
+        print(f"{lab_session.CHROMIUM} not found (bash scripts/ensure_chromium.sh)")
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    if args.port:
+        lab_session.free_port = lambda: args.port
+    prefixes = tuple(p for p in args.only.split(",") if p)
+    calls = [c for c in explorer_calls() if not prefixes or c[1].startswith(prefixes)]
+    root = pathlib.Path(tempfile.mkdtemp(prefix="bench-browser-"))
+    (root / "notebooks").mkdir()
+    for i, (_ch, name, call) in enumerate(calls):
+        (root / "notebooks" / f"{i:02d}_{name}.ipynb").write_text(json.dumps(_notebook(call)))
+    rows = []
+    server, url = lab_session.start_lab(root, TOKEN)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=lab_session.CHROMIUM,
+                                        args=lab_session.CHROMIUM_ARGS, headless=True)
+            for i, (chapter, name, _call) in enumerate(calls):
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                try:
+                    page.goto(f"{url}/lab/tree/{i:02d}_{name}.ipynb?token={TOKEN}&reset",
+                              wait_until="domcontentloaded", timeout=60_000)
+                    page.wait_for_function(
+                        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+                        " return !!(w && w.sessionContext && w.content); }", timeout=60_000)
+                    page.evaluate(
+                        "async () => { const w = window.jupyterapp.shell.currentWidget;"
+                        " await w.context.ready; await w.sessionContext.ready;"
+                        " await window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+                    page.wait_for_function(
+                        "() => !!document.querySelector('.ic-explorer .ic-plot img[src]')",
+                        timeout=120_000)
+                    page.wait_for_timeout(1500)
+                    explorer = page.locator(".ic-explorer").first
+                    explorer.scroll_into_view_if_needed()
+                    per_control = _measure_moves(page, explorer, args.moves,
+                                                 args.quiet_ms, args.timeout_s)
+                    samples = [s for v in per_control.values() for s in v]
+                    got = [s for s in samples if s is not None]
+                    worst = max(((c, statistics.median([s for s in v if s is not None]))
+                                 for c, v in per_control.items() if any(v)),
+                                key=lambda cv: cv[1], default=("", None))
+                    row = {"chapter": chapter, "explorer": name, "controls": per_control,
+                           "median_s": statistics.median(got) if got else None,
+                           "max_s": max(got) if got else None,
+                           "slowest_control": worst[0], "slowest_control_median_s": worst[1],
+                           "no_change": [c for c, v in per_control.items() if None in v]}
+                    if explorer.locator(".ic-play").count():
+                        row["play"] = _measure_play(page, explorer, args.play_s)
+                    rows.append(row)
+                    print(f"{name}: {row['median_s']}", file=sys.stderr, flush=True)
+                finally:
+                    try:
+                        page.evaluate("async () => { const w = window.jupyterapp.shell.currentWidget;"
+                                      " if (w && w.sessionContext) await w.sessionContext.shutdown(); }")
+                    except Exception:
+                        pass
+                    page.close()
+            browser.close()
+    finally:
+        lab_session.stop_lab(server)
+        shutil.rmtree(root, ignore_errors=True)
+
+    load = os.getloadavg()
+    print(f"# Browser latency: control move -> last change of the picture ({args.moves} moves "
+          f"each); goal {GOAL_S * 1e3:.0f} ms median; load average {load[0]:.2f} on "
+          f"{os.cpu_count()} CPUs\n")
+    print("| ch | explorer | moves | median | max | slowest control (its median) "
+          "| controls with a move that changed nothing | |")
+    print("|---|---|---:|---:|---:|---|---|---|")
+    ms = lambda v: "—" if v is None else f"{v * 1e3:.0f} ms"  # noqa: E731
+    for r in rows:
+        flag = "ok" if r["median_s"] is not None and r["median_s"] <= GOAL_S else "OVER"
+        moves = sum(len(v) for v in r["controls"].values())
+        print(f"| {r['chapter']} | {r['explorer']} | {moves} | {ms(r['median_s'])} | "
+              f"{ms(r['max_s'])} | {r['slowest_control']} ({ms(r['slowest_control_median_s'])})"
+              f" | {', '.join(r['no_change']) or '—'} | {flag} |")
+    for r in rows:
+        if "play" in r:
+            pl = r["play"]
+            iv = pl["median_interval_s"]
+            print(f"\n▶ Play ({r['explorer']}): {pl['frames']} frames in {args.play_s:.0f} s, "
+                  f"median interval {'—' if iv is None else f'{iv * 1e3:.0f} ms'}, drawing's "
+                  f"step = slider's step in {pl['drawing_matches_slider']} of frames; steps "
+                  f"{pl['steps_seen']}")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({"load_average": load, "rows": rows},
+                                                      indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
