@@ -164,32 +164,39 @@ def _measure_moves(page, explorer, moves, quiet_ms, timeout_s):
 
 
 _PLAY_JS = """el => {
-  const st = window.__icPlay = {frames: []};
-  const slider = () => { const h = el.querySelector('.noUi-handle');
-    return h ? Number(h.getAttribute('aria-valuenow')) : null; };
-  st.obs = new MutationObserver(() => {
-    const d = el.querySelector('.ic-drawing');
-    const m = d && d.innerHTML.match(/data-step="(-?\\d+)"/);
-    st.frames.push([performance.now(), m ? Number(m[1]) : null, slider()]);
-  });
-  st.obs.observe(el.querySelector('.ic-drawing'), {subtree: true, childList: true,
-                                                   characterData: true});
+  const st = window.__icPlay = {slider: {}, drawn: {}, order: []};
+  const handle = el.querySelector('.ic-play').parentElement.querySelector('.noUi-handle');
+  const drawing = el.querySelector('.ic-drawing');
+  const shown = () => { const m = drawing.textContent.match(/step (\\d+) \\/ (\\d+)/);
+    return m ? Number(m[1]) : null; };
+  st.obsS = new MutationObserver(() => { const k = Number(handle.getAttribute('aria-valuenow'));
+    if (!(k in st.slider)) st.slider[k] = performance.now(); });
+  st.obsS.observe(handle, {attributes: true, attributeFilter: ['aria-valuenow']});
+  st.obsD = new MutationObserver(() => { const k = shown();
+    if (k !== null && !(k in st.drawn)) { st.drawn[k] = performance.now(); st.order.push(k); } });
+  st.obsD.observe(drawing, {subtree: true, childList: true, characterData: true});
   el.querySelector('.ic-play button').click();
 }"""
 
 
 def _measure_play(page, explorer, seconds):
+    """Play from step 0: when each step reaches the slider and the drawing."""
     explorer.evaluate(_PLAY_JS)
     page.wait_for_timeout(int(seconds * 1000))
-    frames = page.evaluate("() => { window.__icPlay.obs.disconnect(); return window.__icPlay.frames; }")
+    got = page.evaluate("() => { const s = window.__icPlay; s.obsS.disconnect();"
+                        " s.obsD.disconnect(); return [s.slider, s.drawn, s.order]; }")
     explorer.locator(".ic-play button").first.click()         # pause
-    times = [f[0] for f in frames]
+    slider = {int(k): v for k, v in got[0].items()}
+    drawn = {int(k): v for k, v in got[1].items()}
+    order = got[2]
+    steps = sorted(set(slider) & set(drawn))
+    lags = [(drawn[k] - slider[k]) / 1000 for k in steps]
+    times = [drawn[k] for k in sorted(drawn)]
     gaps = [(b - a) / 1000 for a, b in zip(times, times[1:])]
-    steps = [f[1] for f in frames if f[1] is not None]
-    in_step = [f[1] == f[2] for f in frames if f[1] is not None and f[2] is not None]
-    return {"frames": len(frames), "median_interval_s": statistics.median(gaps) if gaps else None,
-            "steps_seen": steps, "drawing_matches_slider": (sum(in_step) / len(in_step)
-                                                            if in_step else None)}
+    return {"steps_drawn": order, "steps_on_slider": sorted(slider),
+            "median_interval_s": statistics.median(gaps) if gaps else None,
+            "median_lag_s": statistics.median(lags) if lags else None,
+            "max_lag_s": max(lags) if lags else None}
 
 
 def main(argv=None) -> int:
@@ -285,10 +292,10 @@ def main(argv=None) -> int:
         if "play" in r:
             pl = r["play"]
             iv = pl["median_interval_s"]
-            print(f"\n▶ Play ({r['explorer']}): {pl['frames']} frames in {args.play_s:.0f} s, "
-                  f"median interval {'—' if iv is None else f'{iv * 1e3:.0f} ms'}, drawing's "
-                  f"step = slider's step in {pl['drawing_matches_slider']} of frames; steps "
-                  f"{pl['steps_seen']}")
+            print(f"\n▶ Play ({r['explorer']}, {args.play_s:.0f} s): steps on the slider "
+                  f"{pl['steps_on_slider']}, drawn {pl['steps_drawn']}; median interval "
+                  f"between drawn steps {ms(iv)}; drawing behind the slider by "
+                  f"{ms(pl['median_lag_s'])} (median), {ms(pl['max_lag_s'])} (max)")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"load_average": load, "rows": rows},
                                                       indent=2))

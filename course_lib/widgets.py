@@ -85,7 +85,7 @@ from .units import (check_real, format_bandwidth, format_bytes, format_count,
                     format_distance, format_time)
 
 __all__ = ["Explorer", "CONTROL_TYPES", "UNITS", "MAX_POSITIONS", "static_mode",
-           "format_value", "slider_positions"]
+           "format_value", "slider_positions", "moved_value"]
 
 CONTROL_TYPES = ("FloatSlider", "FloatLogSlider", "IntSlider", "Dropdown",
                  "ToggleButtons", "Checkbox")
@@ -168,6 +168,29 @@ def slider_positions(spec: dict) -> list:
         base = spec.get("base", 10)
         return [float(base) ** round(lo + k * step, 12) for k in range(count)]
     return [round(lo + k * step, 12) for k in range(count)]
+
+
+def moved_value(spec: dict):
+    """The value one learner's move away from a control's default: five
+    positions of a slider (toward the side with room), the next option of a
+    dropdown or toggle, the other state of a checkbox.  The tests sweep every
+    explorer over these settings.
+
+    >>> moved_value({"type": "IntSlider", "min": 1, "max": 18, "value": 18})
+    13
+    >>> moved_value({"type": "Dropdown", "options": ["a", "b"], "value": "b"})
+    'a'
+    """
+    kind, value = spec["type"], spec["value"]
+    if kind == "Checkbox":
+        return not value
+    if kind in ("Dropdown", "ToggleButtons"):
+        opts = _options(spec)
+        return opts[(opts.index(value) + 1) % len(opts)]
+    positions = slider_positions(spec)
+    i = _nearest(positions, value)
+    j = min(i + 5, len(positions) - 1) if i < len(positions) - 1 else max(i - 5, 0)
+    return positions[j]
 
 
 def _nearest(positions: list, value) -> int:

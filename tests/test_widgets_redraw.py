@@ -14,7 +14,7 @@ import re
 import pytest
 
 from course_lib.explorers import iter_explorers
-from course_lib.widgets import (MAX_POSITIONS, Explorer, format_value,
+from course_lib.widgets import (MAX_POSITIONS, Explorer, format_value, moved_value,
                                 slider_positions)
 
 SLIDERS = ("FloatSlider", "FloatLogSlider", "IntSlider")
@@ -23,27 +23,12 @@ SCIENTIFIC = re.compile(r"\d[eE][+-]?\d")
 EXPLORERS = list(iter_explorers())
 
 
-def _moved(spec):
-    """The value one learner's move away from the default: five positions of a
-    slider (toward the side with room), or the next option."""
-    kind, value = spec["type"], spec["value"]
-    if kind == "Checkbox":
-        return not value
-    if kind in ("Dropdown", "ToggleButtons"):
-        opts = [o[1] if isinstance(o, (tuple, list)) else o for o in spec["options"]]
-        return opts[(opts.index(value) + 1) % len(opts)]
-    positions = slider_positions(spec)
-    i = min(range(len(positions)), key=lambda k: abs(positions[k] - value))
-    j = min(i + 5, len(positions) - 1) if i < len(positions) - 1 else max(i - 5, 0)
-    return positions[j]
-
-
 @pytest.mark.parametrize("name,factory", EXPLORERS, ids=[n for n, _ in EXPLORERS])
 def test_every_control_changes_what_the_learner_sees(name, factory):
     ex = factory()
     base = ex.outputs()
     for control, spec in ex.controls.items():
-        value = _moved(spec)
+        value = moved_value(spec)
         moved = ex.outputs(**{control: value})
         assert moved != base, (f"{name}: moving {control} to {value!r} left the figure, "
                                f"the readout and the drawing unchanged")

@@ -46,7 +46,7 @@ from ..clusters import cluster as _cluster
 from ..units import check_choice, check_int, check_nonnegative, check_positive
 from ..units import format_bandwidth, format_bytes, format_distance, format_size, format_time
 from .style import NETWORK_MACHINES, PLACES, ROADS
-from .svg import Canvas, Diagram
+from .svg import Canvas, Diagram, text_width
 
 __all__ = ["city_map", "copy_path", "network_path", "CITY_ROUTES", "route_legs"]
 
@@ -62,18 +62,8 @@ _ROW_GAP = 26                    # city hall to its junction when there are no s
 
 
 def _tw(s: str, size: float) -> float:
-    """Rough width of ``s`` at ``size`` px in DejaVu Sans (em widths by kind of glyph)."""
-    em = 0.0
-    for ch in s:
-        if ch in " .,:;il|!'()[]/·":
-            em += 0.34
-        elif ch.isupper() or ch.isdigit() or ch in "×→≈mw":
-            em += 0.68
-        elif ch.islower():
-            em += 0.58
-        else:
-            em += 0.7
-    return em * size
+    """Rough width of ``s`` at ``size`` px (:func:`course_lib.draw.svg.text_width`)."""
+    return text_width(s, size)
 
 
 def _fit(s: str, width: float, size: float) -> str:
@@ -854,10 +844,56 @@ def _draw_legs(cv, legs, at=None, halo=13):
     road and arrow first, then the numbers on top (none hidden under a later leg)."""
     marks = [_draw_leg(cv, pts, kind, i + 1, title, at=at, halo=halo)
              for i, (pts, kind, title) in enumerate(legs)]
+    marks = _place_marks(cv, [_clean(pts) for pts, _k, _t in legs], marks)
     for i, (mx, my) in enumerate(marks):
         with cv.group(cls="ic-route-number"):
             cv.circle(mx, my, 10, fill=_MARK, stroke="white", width=1.5)
             cv.text(mx, my + 1, str(i + 1), size=12, weight="bold", fill="white")
+
+
+_MARK_R = 10                     # a route number's circle, px
+
+
+def _overlap(box, cx, cy, r):
+    """How far a circle (cx, cy, r) reaches into a box (0: not at all)."""
+    x0, y0, x1, y1 = box
+    dx = max(x0 - cx, 0.0, cx - x1)
+    dy = max(y0 - cy, 0.0, cy - y1)
+    return max(0.0, r - math.hypot(dx, dy))
+
+
+def _place_marks(cv, paths, wanted, pad=2.0, radius=_MARK_R):
+    """Where each leg's number goes: its wanted place when that covers no word
+    and no earlier number, else the nearest free place along its leg (or beside
+    it): route numbers never pile up or hide a label."""
+    placed = []
+    r = radius + pad
+    width, height = cv.width, cv.height
+
+    def cost(x, y):
+        words = sum(_overlap(b, x, y, r) for b in cv.text_boxes)
+        marks = sum(max(0.0, 2 * r - math.dist((x, y), p)) for p in placed)
+        edge = max(0.0, r - x) + max(0.0, x + r - width) + max(0.0, r - y) + \
+            max(0.0, y + r - height)
+        return words + 2 * marks + 2 * edge
+
+    for pts, (mx, my) in zip(paths, wanted):
+        best, best_cost = (mx, my), cost(mx, my)
+        if best_cost > 0 and len(pts) >= 2:
+            candidates = []
+            for k in range(1, 20):
+                x, y = _polyline_at(pts, k / 20)
+                candidates.append((x, y))
+                for dx, dy in ((0, -15), (0, 15), (-15, 0), (15, 0)):
+                    candidates.append((x + dx, y + dy))
+            for x, y in sorted(candidates, key=lambda p: math.dist(p, (mx, my))):
+                c = cost(x, y)
+                if c < best_cost - 1e-9:
+                    best, best_cost = (x, y), c
+                    if c == 0:
+                        break
+        placed.append(best)
+    return placed
 
 
 def _draw_leg(cv, pts, kind, number, title, at=None, halo=13):
@@ -1366,9 +1402,10 @@ def copy_path(memory: str = "pageable", *, gpu: str | None = "H100", pcie_gen: i
                      f"{format_bandwidth(pinned_bw)}"
                      + (" + the CPU's staging copy)" if memory == "pageable" else ")"))
     wrapped = []
-    for line in lines:
-        wrapped += _wrap(line, W - 20, 11, sep=" ")
-    cv.height = H + 16 * max(0, len(wrapped) - 4)
+    for j, line in enumerate(lines):       # the last line of a pageable copy is bold
+        bold = j == len(lines) - 1 and memory == "pageable"
+        wrapped += _wrap(line, W - 20, 12 if bold else 11, sep=" ")
+    cv.height = max(H, road_y + 36 + 16 * (len(wrapped) - 1) + 12)   # every line inside
     for j, line in enumerate(wrapped):
         cv.text(10, road_y + 36 + 16 * j, line, size=11, anchor="start", cls="ic-caption",
                 weight="bold" if j == len(wrapped) - 1 and memory == "pageable" else None)

@@ -112,7 +112,7 @@ def _line_width(key, data):
 def plot(data, fig):
     from matplotlib.ticker import LogLocator
 
-    fast_layout(fig, left=0.13, right=0.98, bottom=0.15)
+    fast_layout(fig, left=0.13, bottom=0.15)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -154,7 +154,8 @@ def plot(data, fig):
     ax.set_xticklabels([str(v) for v in ticks], fontsize=8)
     ax.set_xlabel("GPUs (8 a node)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    # where the curves are not: they start top left in both views
+    ax.legend(fontsize=8, loc="best")
     ax.set_title(f"{format_bytes(data['grad_bytes'])} of gradients; "
                  f"{data['nics_per_node']}x {data['nic']} a node", fontsize=9)
 
