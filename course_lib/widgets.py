@@ -199,6 +199,14 @@ def _nearest(positions: list, value) -> int:
                key=lambda i: abs(positions[i] - value) / max(abs(value), 1e-300))
 
 
+def dropdown_text_px(label: str) -> int:
+    """Width in px a dropdown needs to show ``label`` whole (JupyterLab's 13 px
+    text, estimated as the drawings estimate theirs)."""
+    from .draw.svg import text_width
+
+    return int(math.ceil(text_width(label, 13)))
+
+
 def static_mode() -> bool:
     """True when explorers should draw a static figure (``COURSE_STATIC=1``)."""
     return os.environ.get("COURSE_STATIC", "") not in ("", "0", "false", "False")
@@ -500,7 +508,8 @@ class Explorer:
         elif kind == "Dropdown":
             labels = [str(o[0] if isinstance(o, (tuple, list)) else o)
                       for o in spec["options"]]
-            menu = min(max(8 * max(len(t) for t in labels) + 40, 160), 620)
+            # the longest option in full (13 px text in JupyterLab) and its arrow
+            menu = min(max(dropdown_text_px(max(labels, key=len)) + 40, 160), 820)
             kwargs.setdefault("layout", w.Layout(width=f"calc({description_width} + {menu}px)",
                                                  max_width="100%"))
         return getattr(w, kind)(**kwargs)

@@ -1514,7 +1514,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     ry = a[1] + a[3] / 2
     cv.line(a[0] + a[2], ry, b[0], ry, kind="network", width=5, cls="ic-network",
             title=f"high-speed rail · {rail}")
-    cv.text(W / 2, ry + 24, f"fibre, {d:,.6g} m", size=11, fill="#2b5d8a")
+    cv.text(W / 2, ry + 24, f"fibre, {format_distance(d)}", size=11, fill="#2b5d8a")
     legs = []
     A, B = cities
     if kind == "tcp":
@@ -1556,7 +1556,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     if n_bytes is not None:
         n = check_nonnegative(n_bytes, "n_bytes")
         t = analytic.rdma_transfer_time_s(n, bw, d, endpoint_latency_s=lat)
-        lines.append(f"{format_size(n)} over {d:,.6g} m: {format_time(t)}")
+        lines.append(f"{format_size(n)} over {format_distance(d)}: {format_time(t)}")
     wrapped = []
     for line in lines:
         wrapped += _wrap(line, W - 20, 11, sep=" ")

@@ -170,7 +170,8 @@ def _algorithm_drawing(collective, system, algo):
     clu = cluster(**SYSTEMS[system][0])
     road = "network" if clu.nodes > 1 else clu.intra_link_kind
     if collective != "allreduce":
-        return drawn.collective_effect(collective, min(clu.n_ranks, drawn.MAX_RING_GPUS))
+        return drawn.collective_effect(collective, min(clu.n_ranks, drawn.MAX_RING_GPUS),
+                                       of=clu.n_ranks)
     if algo == "nvls":
         return drawn.nvls(min(clu.gpus_per_node, drawn.MAX_RING_GPUS), step=1,
                           nodes=clu.nodes)

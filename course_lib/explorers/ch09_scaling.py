@@ -272,12 +272,17 @@ def amdahl_plot(data, fig):
     ax.legend(fontsize=8, loc="upper left")
 
 
+def _times(x: float) -> str:
+    """A ratio in plain digits: '0.0101', '1.5', '1,000' (never '1e+03')."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def amdahl_readout(data):
     serial, n, s, limit = 1 - data["p"], data["n"], data["speedup"], data["limit"]
     return (f"p = {data['p']:.3g}, N = {n:,}: speed-up "
             f"<b>{s:.1f}</b>, {s / n:.0%} of the ideal {n:,}; no number of GPUs beats "
             f"<b>{limit:.0f}</b> = 1/(1-p). The {serial:.2g} serial share costs "
-            f"{serial * n / data['p']:.3g} times the parallel part's time on {n:,} GPUs "
+            f"{_times(serial * n / data['p'])} times the parallel part's time on {n:,} GPUs "
             f"({s / limit:.0%} of the ceiling: the limit, not the value).")
 
 
