@@ -117,11 +117,13 @@ def _move(page, explorer, quiet_ms, timeout_s, act):
 
 
 def _measure_moves(page, explorer, moves, quiet_ms, timeout_s):
-    """``{control label: [seconds or None per move]}`` for every slider (keyboard,
-    ``moves`` positions out and back), dropdown and toggle group (another option,
-    then back) of the explorer."""
+    """``{control label: [(seconds or None, fresh) per move]}`` for every slider
+    (keyboard, ``moves`` positions, one way where it has room: each a setting not
+    shown before), dropdown and toggle group (the next option, then the one after
+    it: fresh when the control has three or more).  ``fresh`` is False for a move
+    back to a setting already shown (which an explorer may show without a redraw)."""
     result = {}
-    handles = explorer.locator(".widget-hslider:not(.ic-play) .noUi-handle")
+    handles = explorer.locator(".widget-hslider .noUi-handle")
     for i in range(handles.count()):
         handle = handles.nth(i)
         if handle.get_attribute("aria-disabled") == "true":
@@ -129,37 +131,45 @@ def _measure_moves(page, explorer, moves, quiet_ms, timeout_s):
         label = handle.evaluate(
             "h => { const s = h.closest('.widget-hslider');"
             " const d = s && s.querySelector('.widget-label'); return d ? d.textContent : ''; }")
-        at_max = handle.evaluate("h => Number(h.getAttribute('aria-valuenow')) >= "
-                                 "Number(h.getAttribute('aria-valuemax'))")
-        half = max(1, moves // 2)
-        out, back = ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft")
-        samples = []
-        for key in [out] * half + [back] * (moves - half):
+        now, lo, hi = (float(handle.get_attribute(a))
+                       for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
+        right = int(round(hi - now))
+        keys = (["ArrowRight"] * moves if right >= moves else
+                ["ArrowLeft"] * moves if now - lo >= moves else
+                ["ArrowRight"] * right + ["ArrowLeft"] * (moves - right))
+        samples, seen = [], {now}
+        for key in keys:
             handle.focus()
-            samples.append(_move(page, explorer, quiet_ms, timeout_s,
-                                 lambda key=key: page.keyboard.press(key)))
+            t = _move(page, explorer, quiet_ms, timeout_s,
+                      lambda key=key: page.keyboard.press(key))
+            at = float(handle.get_attribute("aria-valuenow"))
+            samples.append((t, at not in seen))
+            seen.add(at)
         result[f"slider {label or i}"] = samples
     selects = explorer.locator("select")
     for i in range(selects.count()):
         select = selects.nth(i)
         options = select.locator("option").all_inner_texts()
-        current = select.evaluate("s => s.options[s.selectedIndex].text")
-        other = next(o for o in options if o != current)
+        k = options.index(select.evaluate("s => s.options[s.selectedIndex].text"))
+        picks = [options[(k + 1) % len(options)], options[(k + 2) % len(options)]]
         result[f"dropdown {i}"] = [
-            _move(page, explorer, quiet_ms, timeout_s,
-                  lambda label=label: select.select_option(label=label))
-            for label in (other, current)]
+            (_move(page, explorer, quiet_ms, timeout_s,
+                   lambda label=label: select.select_option(label=label)),
+             len(options) > 2 or j == 0)
+            for j, label in enumerate(picks)]
     groups = explorer.locator(".widget-toggle-buttons")
     for i in range(groups.count()):
         buttons = groups.nth(i).locator("button")
-        if buttons.count() < 2:
+        count = buttons.count()
+        if count < 2:
             continue
-        pressed = next(k for k in range(buttons.count())
+        pressed = next(k for k in range(count)
                        if "mod-active" in (buttons.nth(k).get_attribute("class") or ""))
-        other = (pressed + 1) % buttons.count()
         result[f"toggle {i}"] = [
-            _move(page, explorer, quiet_ms, timeout_s, lambda k=k: buttons.nth(k).click())
-            for k in (other, pressed)]
+            (_move(page, explorer, quiet_ms, timeout_s,
+                   lambda k=(pressed + j + 1) % count: buttons.nth(k).click()),
+             count > 2 or j == 0)
+            for j in range(2)]
     return result
 
 
@@ -199,14 +209,64 @@ def _measure_play(page, explorer, seconds):
             "max_lag_s": max(lags) if lags else None}
 
 
+def _open_and_measure(page, url, notebook, args):
+    """Open one explorer's notebook, run it, measure its moves (and its Play)."""
+    page.goto(f"{url}/lab/tree/{notebook}?token={TOKEN}&reset",
+              wait_until="domcontentloaded", timeout=60_000)
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " return !!(w && w.sessionContext && w.content); }", timeout=60_000)
+    page.evaluate(
+        "async () => { const w = window.jupyterapp.shell.currentWidget;"
+        " await w.context.ready; await w.sessionContext.ready;"
+        " await window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.wait_for_function("() => !!document.querySelector('.ic-explorer .ic-plot img[src]')",
+                           timeout=120_000)
+    page.wait_for_timeout(1500)
+    explorer = page.locator(".ic-explorer").first
+    explorer.scroll_into_view_if_needed()
+    per_control = _measure_moves(page, explorer, args.moves, args.quiet_ms, args.timeout_s)
+    fresh = [t for v in per_control.values() for t, new in v if new and t is not None]
+    every = [t for v in per_control.values() for t, _new in v if t is not None]
+    medians = [(c, statistics.median([t for t, new in v if new and t is not None]))
+               for c, v in per_control.items() if any(new and t is not None for t, new in v)]
+    worst = max(medians, key=lambda cv: cv[1], default=("", None))
+    row = {"controls": per_control,
+           "median_s": statistics.median(fresh) if fresh else None,
+           "max_s": max(fresh) if fresh else None,
+           "median_all_s": statistics.median(every) if every else None,
+           "moves": len(fresh), "revisits": sum(len(v) for v in per_control.values()) - len(fresh),
+           "slowest_control": worst[0], "slowest_control_median_s": worst[1],
+           "no_change": [c for c, v in per_control.items() if any(t is None for t, _ in v)]}
+    if explorer.locator(".ic-play").count():
+        row["play"] = _measure_play(page, explorer, args.play_s)
+    return row
+
+
+def _lab_module(tree: pathlib.Path):
+    """``scripts/lab_session.py`` of another checkout (its Lab runs that checkout)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"lab_session_{abs(hash(tree))}",
+                                                  tree / "scripts" / "lab_session.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=4, help="moves per slider")
     parser.add_argument("--quiet-ms", type=float, default=700.0)
     parser.add_argument("--timeout-s", type=float, default=15.0)
     parser.add_argument("--only", default="", help="comma-separated explorer-name prefixes")
-    parser.add_argument("--port", type=int, default=0, help="the Lab's port (default: a free one)")
+    parser.add_argument("--port", type=int, default=0,
+                        help="the Lab's port (default: a free one; --compare's Lab: port + 1)")
     parser.add_argument("--play-s", type=float, default=8.0)
+    parser.add_argument("--compare", metavar="CHECKOUT",
+                        help="also measure another checkout of the course (e.g. the commit "
+                             "before a change), explorer by explorer in turn with this one, "
+                             "so that both meet the same load")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
     if not os.path.exists(lab_session.CHROMIUM):
@@ -214,88 +274,94 @@ def main(argv=None) -> int:
         return 2
     from playwright.sync_api import sync_playwright
 
-    if args.port:
-        lab_session.free_port = lambda: args.port
     prefixes = tuple(p for p in args.only.split(",") if p)
     calls = [c for c in explorer_calls() if not prefixes or c[1].startswith(prefixes)]
-    root = pathlib.Path(tempfile.mkdtemp(prefix="bench-browser-"))
-    (root / "notebooks").mkdir()
-    for i, (_ch, name, call) in enumerate(calls):
-        (root / "notebooks" / f"{i:02d}_{name}.ipynb").write_text(json.dumps(_notebook(call)))
-    rows = []
-    server, url = lab_session.start_lab(root, TOKEN)
+    trees = [("this", REPO, lab_session)]
+    if args.compare:
+        other = pathlib.Path(args.compare).resolve()
+        trees.insert(0, ("compared", other, _lab_module(other)))
+    labs, roots = {}, []
     try:
+        for k, (label, _tree, module) in enumerate(trees):
+            if args.port:
+                module.free_port = lambda port=args.port + k: port
+            root = pathlib.Path(tempfile.mkdtemp(prefix="bench-browser-"))
+            roots.append(root)
+            (root / "notebooks").mkdir()
+            for i, (_ch, name, call) in enumerate(calls):
+                (root / "notebooks" / f"{i:02d}_{name}.ipynb").write_text(
+                    json.dumps(_notebook(call)))
+            labs[label] = module.start_lab(root, TOKEN)
+        rows = []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=lab_session.CHROMIUM,
                                         args=lab_session.CHROMIUM_ARGS, headless=True)
             for i, (chapter, name, _call) in enumerate(calls):
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                try:
-                    page.goto(f"{url}/lab/tree/{i:02d}_{name}.ipynb?token={TOKEN}&reset",
-                              wait_until="domcontentloaded", timeout=60_000)
-                    page.wait_for_function(
-                        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-                        " return !!(w && w.sessionContext && w.content); }", timeout=60_000)
-                    page.evaluate(
-                        "async () => { const w = window.jupyterapp.shell.currentWidget;"
-                        " await w.context.ready; await w.sessionContext.ready;"
-                        " await window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-                    page.wait_for_function(
-                        "() => !!document.querySelector('.ic-explorer .ic-plot img[src]')",
-                        timeout=120_000)
-                    page.wait_for_timeout(1500)
-                    explorer = page.locator(".ic-explorer").first
-                    explorer.scroll_into_view_if_needed()
-                    per_control = _measure_moves(page, explorer, args.moves,
-                                                 args.quiet_ms, args.timeout_s)
-                    samples = [s for v in per_control.values() for s in v]
-                    got = [s for s in samples if s is not None]
-                    worst = max(((c, statistics.median([s for s in v if s is not None]))
-                                 for c, v in per_control.items() if any(v)),
-                                key=lambda cv: cv[1], default=("", None))
-                    row = {"chapter": chapter, "explorer": name, "controls": per_control,
-                           "median_s": statistics.median(got) if got else None,
-                           "max_s": max(got) if got else None,
-                           "slowest_control": worst[0], "slowest_control_median_s": worst[1],
-                           "no_change": [c for c, v in per_control.items() if None in v]}
-                    if explorer.locator(".ic-play").count():
-                        row["play"] = _measure_play(page, explorer, args.play_s)
-                    rows.append(row)
-                    print(f"{name}: {row['median_s']}", file=sys.stderr, flush=True)
-                finally:
+                row = {"chapter": chapter, "explorer": name}
+                order = [t[0] for t in trees]
+                if i % 2:
+                    order.reverse()                  # neither checkout always goes first
+                for label in order:
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
                     try:
-                        page.evaluate("async () => { const w = window.jupyterapp.shell.currentWidget;"
-                                      " if (w && w.sessionContext) await w.sessionContext.shutdown(); }")
-                    except Exception:
-                        pass
-                    page.close()
+                        row[label] = _open_and_measure(page, labs[label][1],
+                                                       f"{i:02d}_{name}.ipynb", args)
+                    finally:
+                        try:
+                            page.evaluate(
+                                "async () => { const w = window.jupyterapp.shell.currentWidget;"
+                                " if (w && w.sessionContext) await w.sessionContext.shutdown(); }")
+                        except Exception:
+                            pass
+                        page.close()
+                rows.append(row)
+                print(f"{name}: " + ", ".join(f"{k} {row[k]['median_s']}" for k in order),
+                      file=sys.stderr, flush=True)
             browser.close()
     finally:
-        lab_session.stop_lab(server)
-        shutil.rmtree(root, ignore_errors=True)
+        for (label, _tree, module) in trees:
+            if label in labs:
+                module.stop_lab(labs[label][0])
+        for root in roots:
+            shutil.rmtree(root, ignore_errors=True)
 
     load = os.getloadavg()
-    print(f"# Browser latency: control move -> last change of the picture ({args.moves} moves "
-          f"each); goal {GOAL_S * 1e3:.0f} ms median; load average {load[0]:.2f} on "
-          f"{os.cpu_count()} CPUs\n")
-    print("| ch | explorer | moves | median | max | slowest control (its median) "
-          "| controls with a move that changed nothing | |")
-    print("|---|---|---:|---:|---:|---|---|---|")
     ms = lambda v: "—" if v is None else f"{v * 1e3:.0f} ms"  # noqa: E731
+    print(f"# Browser latency: control move -> last change of the picture (fresh settings: "
+          f"{args.moves} a slider, 2 a dropdown or toggle); goal {GOAL_S * 1e3:.0f} ms median; "
+          f"load average {load[0]:.2f} on {os.cpu_count()} CPUs\n")
+    if args.compare:
+        print(f"before = {args.compare}, after = {REPO}, measured in turn\n")
+        print("| ch | explorer | before: median | before: max | after: median | after: max "
+              "| after: slowest control | |")
+        print("|---|---|---:|---:|---:|---:|---|---|")
+        for r in rows:
+            b, a = r["compared"], r["this"]
+            flag = "ok" if a["median_s"] is not None and a["median_s"] <= GOAL_S else "OVER"
+            print(f"| {r['chapter']} | {r['explorer']} | {ms(b['median_s'])} | {ms(b['max_s'])} "
+                  f"| {ms(a['median_s'])} | {ms(a['max_s'])} | {a['slowest_control']} "
+                  f"({ms(a['slowest_control_median_s'])}) | {flag} |")
+    else:
+        print("| ch | explorer | moves | median | max | slowest control (its median) "
+              "| median with moves back | controls with a move that changed nothing | |")
+        print("|---|---|---:|---:|---:|---|---:|---|---|")
+        for r in rows:
+            a = r["this"]
+            flag = "ok" if a["median_s"] is not None and a["median_s"] <= GOAL_S else "OVER"
+            print(f"| {r['chapter']} | {r['explorer']} | {a['moves']} | {ms(a['median_s'])} | "
+                  f"{ms(a['max_s'])} | {a['slowest_control']} "
+                  f"({ms(a['slowest_control_median_s'])}) | {ms(a['median_all_s'])} | "
+                  f"{', '.join(a['no_change']) or '—'} | {flag} |")
     for r in rows:
-        flag = "ok" if r["median_s"] is not None and r["median_s"] <= GOAL_S else "OVER"
-        moves = sum(len(v) for v in r["controls"].values())
-        print(f"| {r['chapter']} | {r['explorer']} | {moves} | {ms(r['median_s'])} | "
-              f"{ms(r['max_s'])} | {r['slowest_control']} ({ms(r['slowest_control_median_s'])})"
-              f" | {', '.join(r['no_change']) or '—'} | {flag} |")
-    for r in rows:
-        if "play" in r:
-            pl = r["play"]
-            iv = pl["median_interval_s"]
-            print(f"\n▶ Play ({r['explorer']}, {args.play_s:.0f} s): steps on the slider "
-                  f"{pl['steps_on_slider']}, drawn {pl['steps_drawn']}; median interval "
-                  f"between drawn steps {ms(iv)}; drawing behind the slider by "
-                  f"{ms(pl['median_lag_s'])} (median), {ms(pl['max_lag_s'])} (max)")
+        for label in ("compared", "this"):
+            pl = r.get(label, {}).get("play")
+            if pl:
+                who = {"compared": "before", "this": "after"}[label] if args.compare else ""
+                print(f"\n▶ Play {who} ({r['explorer']}, {args.play_s:.0f} s): steps on the "
+                      f"slider {pl['steps_on_slider']}, drawn {pl['steps_drawn']}; median "
+                      f"interval between drawn steps {ms(pl['median_interval_s'])}; drawing "
+                      f"behind the slider by {ms(pl['median_lag_s'])} (median), "
+                      f"{ms(pl['max_lag_s'])} (max)")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"load_average": load, "rows": rows},
                                                       indent=2))

@@ -96,6 +96,9 @@ _SLIDERS = ("FloatSlider", "FloatLogSlider", "IntSlider")
 #: The most positions a slider may have: at ~420 px of track, a mouse can still
 #: pick each one (a slider of 10,000 positions jumps from 18 to 1 on a twitch).
 MAX_POSITIONS = 61
+#: Settings whose pictures an explorer on screen keeps (a move back to one of
+#: them shows it again without a redraw); about 0.1 MB each.
+FRAME_CACHE = 24
 #: Figure resolution (pixels per inch): 8-point figure text is 13 px on screen,
 #: i.e. 10 points of the page around it.
 DPI = 120
@@ -572,10 +575,23 @@ class Explorer:
         def show_error(exc):
             error.value = f"<span style='color:#b00'>{exc}</span>"
 
+        seen = {}                  # the last FRAME_CACHE settings shown, in order of use
+
         def frame(values):
+            """(png, readout, drawing) for these settings: drawn, or as drawn
+            before when a learner comes back to a setting (a slider moved
+            back and forth redraws nothing it has drawn)."""
+            key = tuple(sorted(values.items()))
+            if key in seen:
+                seen[key] = seen.pop(key)                   # the most recent
+                return seen[key]
             data, png = self.png(**values)
             message = self.readout(data) if self.readout else ""
-            return png, message, (self._diagram_html(data) if self.diagram is not None else "")
+            out = png, message, (self._diagram_html(data) if self.diagram is not None else "")
+            seen[key] = out
+            while len(seen) > FRAME_CACHE:
+                seen.pop(next(iter(seen)))
+            return out
 
         def redraw(_change=None):
             if busy:
@@ -596,15 +612,52 @@ class Explorer:
                         if len(stack.children) != stacks_n:
                             stack.children = frames[:stacks_n]
                         stack.selected_index = now - lo
-                    # the step on screen first, then the others
-                    for k in [now] + [k for k in range(lo, hi + 1) if k != now]:
-                        png, message, svg = frame(dict(values, **{play_name: k}))
-                        images[k - lo].value, texts[k - lo].value = png, message
-                        drawings[k - lo].value = svg
+                    # the step on screen first, then the others in the order
+                    # Play visits them
+                    order = [now] + [k for k in range(now + 1, hi + 1)] + \
+                        [k for k in range(lo, now)]
+                    generation.append(None)
+                    draw_frames(values, order, len(generation))
             except (ValueError, TypeError) as exc:
                 show_error(exc)
                 return
             error.value = ""
+
+        generation = []            # one entry per redraw: later frames of an old one stop
+
+        def draw_frame(values, k):
+            lo = controls[play_name].min
+            png, message, svg = frame(dict(values, **{play_name: k}))
+            images[k - lo].value, texts[k - lo].value = png, message
+            drawings[k - lo].value = svg
+
+        def draw_frames(values, order, mine):
+            """The first frame now; the others one at a time from the kernel's
+            event loop when there is one (a learner's next move need not wait for
+            all of them), else at once."""
+            draw_frame(values, order[0])
+            try:
+                import asyncio
+
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is None:
+                for k in order[1:]:
+                    draw_frame(values, k)
+                return
+
+            def next_frame(rest):
+                if mine != len(generation) or not rest:
+                    return                                  # a newer redraw took over
+                try:
+                    draw_frame(values, rest[0])
+                except (ValueError, TypeError) as exc:
+                    show_error(exc)
+                    return
+                loop.call_soon(next_frame, rest[1:])
+
+            loop.call_soon(next_frame, order[1:])
 
         rows, follows = [], []
         for name, c in controls.items():
