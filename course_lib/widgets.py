@@ -27,7 +27,9 @@ and returns the data -- that is what the headless tests call.
 figure to PNG and puts the bytes into an ``ipywidgets.Image`` (a plain widget
 value: JupyterLab redraws it, whereas the inline matplotlib backend does not
 redraw on widget changes and output captured into an ``Output`` widget from a
-callback is not shown by every front end).  When the
+callback is not shown by every front end).  The last :data:`FRAME_CACHE`
+settings' pictures are kept, so a control moved back to a setting shown
+before costs no redraw.  When the
 environment variable ``COURSE_STATIC=1`` is set (the static HTML edition),
 ``show()`` draws one static figure at the default values instead.
 

@@ -1,8 +1,9 @@
 """Nothing on an explorer's pictures collides or is cut off, at every setting swept.
 
-Every explorer is drawn at its defaults and at each control moved one
-learner's move (:func:`course_lib.widgets.moved_value`, the sweep of
-``tests/test_widgets_redraw.py``).  Then:
+Every explorer is drawn at its defaults, at each control moved one learner's
+move (:func:`course_lib.widgets.moved_value`, the sweep of
+``tests/test_widgets_redraw.py``) and at every option of its dropdowns and
+toggles.  Then:
 
 * in its drawing (SVG): every word lies inside the drawing; no route number
   (the circled ①②③ badges, ``ic-route-number``) covers a word or another
@@ -19,23 +20,26 @@ import pytest
 
 from course_lib.draw.svg import text_box
 from course_lib.explorers import iter_explorers
-from course_lib.widgets import moved_value
+from course_lib.widgets import _options, moved_value
 
 SVG = "{http://www.w3.org/2000/svg}"
 EXPLORERS = list(iter_explorers())
 
 
 def settings(ex):
-    """The defaults and one learner's move of each control (a setting the
-    explorer refuses is left out)."""
+    """The defaults, one learner's move of each control, and every option of each
+    dropdown and toggle (a setting the explorer refuses is left out)."""
     out = [{}]
     for name, spec in ex.controls.items():
-        values = {name: moved_value(spec)}
-        try:
-            ex.update(**values)
-        except (ValueError, TypeError):
-            continue
-        out.append(values)
+        values = [moved_value(spec)]
+        if spec["type"] in ("Dropdown", "ToggleButtons"):
+            values = [v for v in _options(spec) if v != spec["value"]]
+        for value in values:
+            try:
+                ex.update(**{name: value})
+            except (ValueError, TypeError):
+                continue
+            out.append({name: value})
     return out
 
 

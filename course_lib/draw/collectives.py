@@ -413,8 +413,11 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink",
     sent = state["step"]
     c.text(cx, cy + 26, f"sent so far: {sent}/{n} of S per GPU"
            if sent else "nothing sent yet", size=12, fill=_MUTED)
-    # key
-    y0 = height - 58
+    # key (a second legend row, the network, needs one more row of height)
+    kinds = [road] + (["network"] if gpn and road != "network" else [])
+    if len(kinds) > 1:
+        c.height = height = height + 16 * (len(kinds) - 1)
+    y0 = height - 58 - 16 * (len(kinds) - 1)
     if gpn:
         nodes = n // gpn
         text = (f"Drawn: {nodes} nodes × {gpn} GPUs; NVLink inside a node, the network "
@@ -428,7 +431,7 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink",
     c.text(16, y0 + 20, "Number and fill = how many GPUs' data that copy holds; "
            f"✓ = all {n}; black border = arrived this step.", size=11,
            anchor="start", fill=_MUTED)
-    c.legend(16, y0 + 40, [road] + (["network"] if gpn and road != "network" else []),
+    c.legend(16, y0 + 40, kinds,
              machines=_network_name(machine))
     return c
 
