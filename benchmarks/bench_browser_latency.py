@@ -1,7 +1,7 @@
 """How long does a learner wait in the browser? Control move -> new picture on screen.
 
-    .venv/bin/python benchmarks/bench_browser_latency.py [--moves 6] [--only ch03,ch09]
-                                                          [--json out.json] [--port 8890]
+    .venv/bin/python benchmarks/bench_browser_latency.py [--moves 4] [--only ch03,ch09]
+        [--compare OTHER_CHECKOUT] [--json out.json] [--port 18530]
 
 ``benchmarks/bench_explorers.py`` times the kernel's side only (model, redraw,
 PNG).  This one measures what a learner waits for: a learner's JupyterLab
@@ -11,21 +11,27 @@ chromium (Playwright).  For every explorer a chapter shows (the chapter's own
 cl``, so no chapter's lab runs first), the benchmark
 
 * moves every control a learner can move: each slider one position at a time
-  by keyboard, ``--moves`` times (right, right, left, left: every move lands on
-  a value other than the one before), each dropdown and toggle group to another
-  option and back;
-* for each move, records the time from just before the key press to the last
-  change of the explorer's picture: a ``MutationObserver`` on the figure
-  (``.ic-plot``), the drawing (``.ic-drawing``) and the readout
+  by keyboard, ``--moves`` times one way (every move a setting not shown
+  before), each dropdown and toggle group to the next option and the one
+  after it;
+* for each move, records the time from just before the key press (or click)
+  to the last change of the explorer's picture: a ``MutationObserver`` on the
+  figure (``.ic-plot``), the drawing (``.ic-drawing``) and the readout
   (``.ic-readout``), plus the ``load`` event of the figure's new image (the
   PNG decoded), all in the page's own clock (``performance.now()``); a move is
   over when nothing has changed for ``--quiet-ms``;
-* reports the median and the largest of those times per explorer, and its
-  slowest control (the largest per-control median).
+* reports per explorer the median and the largest of those times over the
+  fresh settings (a move back to a setting already shown, which an explorer
+  shows again without a redraw, is counted apart), and its slowest control.
 
-Chapter 7's ring stepper (the explorer with ▶ Play) is also played: the
-median interval between drawn steps against the declared ``play_interval``,
-and whether the drawing's step is the slider's step at each frame.
+Chapter 7's ring stepper (the explorer with ▶ Play) is also played: when each
+step reaches the slider and when the drawing shows it (the drawing's lag), and
+the interval between drawn steps against the declared ``play_interval``.
+
+``--compare CHECKOUT`` starts a second Lab on another checkout of the course
+(e.g. ``git archive <commit> | tar -x -C /tmp/before``) and measures each
+explorer on both in turn (alternating which goes first), so that a busy,
+shared machine loads both alike; the table is then before/after.
 
 Goal: median <= 300 ms per explorer on the course's 2-core reference machine.
 Wall-clock numbers depend on the load: run it on a quiet machine, and compare

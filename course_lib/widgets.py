@@ -702,8 +702,8 @@ class Explorer:
                                 if widget is not None:
                                     widget.max = int(top)
                             if play is not None and change is not None:
-                                # a new animation: it starts again at its first step
-                                play.playing = False
+                                # a new animation: it starts again at its first
+                                # step (playing on, if it was playing)
                                 play.value = c.value = spec["min"]
                     finally:
                         busy.pop()

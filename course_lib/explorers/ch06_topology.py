@@ -112,49 +112,6 @@ def compute(kind, n_gpus, source, count):
 
 
 # --- drawing (presentation only) ---------------------------------------------
-def _circle(items, radius=1.0, start=math.pi / 2):
-    k = len(items)
-    return {v: (radius * math.cos(start - 2 * math.pi * i / k),
-                radius * math.sin(start - 2 * math.pi * i / k))
-            for i, v in enumerate(items)}
-
-
-def layout(topo, kind):
-    """Fixed positions for each kind of road map (no force layout: fast)."""
-    ranks = topology.gpus(topo)
-    if kind == "cube-mesh":
-        outer = {0: (-1, 1), 1: (1, 1), 2: (1, -1), 3: (-1, -1)}
-        pos = dict(outer)
-        pos.update({r + 4: (0.45 * x, 0.45 * y) for r, (x, y) in outer.items()})
-        return pos
-    if kind == "torus":
-        rows, cols = _torus_shape(len(ranks))
-        return {r: ((r % cols) - (cols - 1) / 2, (rows - 1) / 2 - r // cols) for r in ranks}
-    if kind == "two-level":
-        nodes = topo.graph["nodes"]
-        per = topo.graph["gpus_per_node"]
-        pos = {"ib-switch": (0.0, 1.0)}
-        width = 2.4 / nodes
-        for k in range(nodes):
-            cx = -1.2 + width * (k + 0.5)
-            xs = np.linspace(cx - width * 0.38, cx + width * 0.38, per)
-            for j in range(per):
-                pos[k * per + j] = (xs[j], -0.15)
-            nics = [v for v in topo.nodes if isinstance(v, str)
-                    and v.startswith(f"node{k}/nic")]
-            nx_ = np.linspace(cx - width * 0.3, cx + width * 0.3, len(nics)) \
-                if len(nics) > 1 else [cx]
-            for j, v in enumerate(sorted(nics)):
-                pos[v] = (nx_[j], 0.45)
-            if f"node{k}/nvswitch" in topo:
-                pos[f"node{k}/nvswitch"] = (cx, -0.85)
-        return pos
-    pos = _circle(ranks)
-    if kind == "nvswitch":
-        pos["nvswitch"] = (0.0, 0.0)
-    return pos
-
-
 def plot(data, fig):
     """How far the other GPUs are from the source GPU: how many sit at each hop
     count, with the average and the diameter marked (the map itself is the
