@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 
 from .units import (SPEED_OF_LIGHT_M_PER_S, check_choice, check_fraction,
-                    check_int, check_nonnegative, check_positive, check_real)
+                    check_int, check_nonnegative, check_positive, check_real,
+                    format_distance)
 
 __all__ = [
     "COLLECTIVES", "ALGORITHMS",
@@ -981,7 +982,8 @@ def route_parameters(route: str, gpu: str = "H100", nic: str = "NDR",
     return {"route": r,
             "latency_s": one_way, "completion_rtt_s": 2 * one_way,
             "bw_bytes_per_s": min(port.bw_per_dir_bytes_per_s, pcie), "legs": 1,
-            "label": f"GPU -> remote GPU (RDMA, {port.family} {port.name}, {d:g} m)"}
+            "label": (f"GPU -> remote GPU (RDMA, {port.family} {port.name}, "
+                      f"{format_distance(d)})")}
 
 
 def route_transfer_time_s(n_bytes: float, route: str,

@@ -27,7 +27,9 @@ and returns the data -- that is what the headless tests call.
 figure to PNG and puts the bytes into an ``ipywidgets.Image`` (a plain widget
 value: JupyterLab redraws it, whereas the inline matplotlib backend does not
 redraw on widget changes and output captured into an ``Output`` widget from a
-callback is not shown by every front end).  When the
+callback is not shown by every front end).  The last :data:`FRAME_CACHE`
+settings' pictures are kept, so a control moved back to a setting shown
+before costs no redraw.  When the
 environment variable ``COURSE_STATIC=1`` is set (the static HTML edition),
 ``show()`` draws one static figure at the default values instead.
 
@@ -37,9 +39,17 @@ exponents of ``base``, as in ipywidgets), ``IntSlider``, ``Dropdown``,
 ``"play": True`` gets a ▶ Play button beside it (an ``ipywidgets.Play`` linked
 to the slider in the browser, ``"play_interval"`` ms a step, default 700) that
 steps it from its minimum to its maximum: an animation's step control.  With
-``"max_from": (other_control, function)`` the slider's (and its Play's)
-maximum follows ``function(value of other_control)`` in the notebook, e.g. a
-ring's last step ``2(n-1)`` when the GPU count changes.
+``"max_from": (other_control, function)`` (or a tuple of controls, their
+values passed in order) the slider's (and its Play's) maximum follows
+``function(value of other_control)`` in the notebook, e.g. a ring's last step
+``2(n-1)`` when the GPU count changes, or a GPU's NVLink links when the GPU
+changes; the slider offers only the positions up to it (its value moves to the
+nearest of them), and a Play slider starts again at its first step.  The
+follow happens before the redraw: one redraw a move.  An explorer with a Play
+slider draws every step's figure, drawing and readout when another control
+changes (the step on screen first), and the slider picks one of them in the
+browser (an ``ipywidgets.Stack`` linked to it): ▶ Play steps at its interval,
+and the picture is always the slider's step.
 
 Read at a glance: a numeric slider may declare ``"unit"`` (one of
 :data:`UNITS`: ``"bytes"``, ``"bytes/s"``, ``"s"``, ``"params"``, ``"count"``,
@@ -77,7 +87,7 @@ from .units import (check_real, format_bandwidth, format_bytes, format_count,
                     format_distance, format_time)
 
 __all__ = ["Explorer", "CONTROL_TYPES", "UNITS", "MAX_POSITIONS", "static_mode",
-           "format_value", "slider_positions"]
+           "format_value", "slider_positions", "moved_value"]
 
 CONTROL_TYPES = ("FloatSlider", "FloatLogSlider", "IntSlider", "Dropdown",
                  "ToggleButtons", "Checkbox")
@@ -88,6 +98,9 @@ _SLIDERS = ("FloatSlider", "FloatLogSlider", "IntSlider")
 #: The most positions a slider may have: at ~420 px of track, a mouse can still
 #: pick each one (a slider of 10,000 positions jumps from 18 to 1 on a twitch).
 MAX_POSITIONS = 61
+#: Settings whose pictures an explorer on screen keeps (a move back to one of
+#: them shows it again without a redraw); about 0.1 MB each.
+FRAME_CACHE = 24
 #: Figure resolution (pixels per inch): 8-point figure text is 13 px on screen,
 #: i.e. 10 points of the page around it.
 DPI = 120
@@ -162,10 +175,41 @@ def slider_positions(spec: dict) -> list:
     return [round(lo + k * step, 12) for k in range(count)]
 
 
+def moved_value(spec: dict):
+    """The value one learner's move away from a control's default: five
+    positions of a slider (toward the side with room), the next option of a
+    dropdown or toggle, the other state of a checkbox.  The tests sweep every
+    explorer over these settings.
+
+    >>> moved_value({"type": "IntSlider", "min": 1, "max": 18, "value": 18})
+    13
+    >>> moved_value({"type": "Dropdown", "options": ["a", "b"], "value": "b"})
+    'a'
+    """
+    kind, value = spec["type"], spec["value"]
+    if kind == "Checkbox":
+        return not value
+    if kind in ("Dropdown", "ToggleButtons"):
+        opts = _options(spec)
+        return opts[(opts.index(value) + 1) % len(opts)]
+    positions = slider_positions(spec)
+    i = _nearest(positions, value)
+    j = min(i + 5, len(positions) - 1) if i < len(positions) - 1 else max(i - 5, 0)
+    return positions[j]
+
+
 def _nearest(positions: list, value) -> int:
     """Index of the position closest to ``value`` (relative distance)."""
     return min(range(len(positions)),
                key=lambda i: abs(positions[i] - value) / max(abs(value), 1e-300))
+
+
+def dropdown_text_px(label: str) -> int:
+    """Width in px a dropdown needs to show ``label`` whole (JupyterLab's 13 px
+    text, estimated as the drawings estimate theirs)."""
+    from .draw.svg import text_width
+
+    return int(math.ceil(text_width(label, 13)))
 
 
 def static_mode() -> bool:
@@ -261,11 +305,19 @@ class Explorer:
                 raise ValueError(f"control {name!r} needs a default 'value'")
             if spec.get("play") and kind != "IntSlider":
                 raise ValueError(f"control {name!r}: 'play' needs an IntSlider, got {kind}")
+            if spec.get("play") and spec.get("min") != 0:
+                raise ValueError(f"control {name!r}: a 'play' slider counts steps from "
+                                 f"min 0 (its step picks a frame), got min {spec.get('min')!r}")
+            if spec.get("play") and sum(bool(s.get("play")) for s in self.controls.values()) > 1:
+                raise ValueError("an explorer has at most one 'play' slider")
             if "max_from" in spec:
                 src, fn = spec["max_from"]
-                if src not in self.controls or not callable(fn):
-                    raise ValueError(f"control {name!r}: 'max_from' must be (one of "
-                                     f"{sorted(self.controls)}, a function)")
+                sources = (src,) if isinstance(src, str) else tuple(src)
+                if (not sources or any(s not in self.controls or s == name for s in sources)
+                        or not callable(fn)):
+                    raise ValueError(f"control {name!r}: 'max_from' must be (one or a "
+                                     f"tuple of the other controls {sorted(self.controls)}, "
+                                     f"a function)")
             if "unit" in spec and spec["unit"] not in UNITS:
                 raise ValueError(f"control {name!r}: unit must be one of "
                                  f"{sorted(UNITS)}, got {spec['unit']!r}")
@@ -461,7 +513,8 @@ class Explorer:
         elif kind == "Dropdown":
             labels = [str(o[0] if isinstance(o, (tuple, list)) else o)
                       for o in spec["options"]]
-            menu = min(max(8 * max(len(t) for t in labels) + 40, 160), 620)
+            # the longest option in full (13 px text in JupyterLab) and its arrow
+            menu = min(max(dropdown_text_px(max(labels, key=len)) + 40, 160), 820)
             kwargs.setdefault("layout", w.Layout(width=f"calc({description_width} + {menu}px)",
                                                  max_width="100%"))
         return getattr(w, kind)(**kwargs)
@@ -487,34 +540,128 @@ class Explorer:
         width = self._description_width()
         controls = {name: self._widget(name, spec, width)
                     for name, spec in self.controls.items()}
+        play_name = next((n for n, spec in self.controls.items() if spec.get("play")), None)
         # The figure travels as PNG bytes in an Image widget's value: a model
         # update that every front end (JupyterLab, Notebook 7, VS Code, Colab)
         # redraws, unlike an inline-backend figure or output captured into an
         # Output widget from a widget callback.
-        image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto"))
-        plot = w.Box([image], layout=w.Layout(min_height="120px", max_width="100%"))
+        image_layout = dict(max_width="100%", height="auto")
+        if play_name is None:
+            image = w.Image(format="png", layout=w.Layout(**image_layout))
+            text, drawing = w.HTML(), w.HTML()
+            plot = w.Box([image], layout=w.Layout(min_height="120px", max_width="100%"))
+            readout_box, drawing_box = text, drawing
+        else:
+            # An animation: every step's figure, drawing and readout are drawn
+            # in the kernel when another control changes, and the step slider
+            # picks one of them in the browser (a Stack linked to the slider):
+            # ▶ Play steps on time, the picture always the slider's step.
+            spec = self.controls[play_name]
+            pool = spec["max"] - spec["min"] + 1
+            images = [w.Image(format="png", layout=w.Layout(**image_layout))
+                      for _ in range(pool)]
+            texts = [w.HTML() for _ in range(pool)]
+            drawings = [w.HTML() for _ in range(pool)]
+            stacks = [w.Stack(children=frames, selected_index=spec["value"] - spec["min"])
+                      for frames in (images, texts, drawings)]
+            for stack in stacks:
+                w.jslink((controls[play_name], "value"), (stack, "selected_index"))
+            plot = w.Box([stacks[0]], layout=w.Layout(min_height="120px", max_width="100%"))
+            readout_box, drawing_box = w.Box([stacks[1]]), w.Box([stacks[2]])
         plot.add_class("ic-plot")
-        text = w.HTML()
-        text.add_class("ic-readout")
-        drawing = w.HTML()
-        drawing.add_class("ic-drawing")
+        readout_box.add_class("ic-readout")
+        drawing_box.add_class("ic-drawing")
+        error = w.HTML()
+        busy = []                 # a control is being adjusted to follow another
+
+        def show_error(exc):
+            error.value = f"<span style='color:#b00'>{exc}</span>"
+
+        seen = {}                  # the last FRAME_CACHE settings shown, in order of use
+
+        def frame(values):
+            """(png, readout, drawing) for these settings: drawn, or as drawn
+            before when a learner comes back to a setting (a slider moved
+            back and forth redraws nothing it has drawn)."""
+            key = tuple(sorted(values.items()))
+            if key in seen:
+                seen[key] = seen.pop(key)                   # the most recent
+                return seen[key]
+            data, png = self.png(**values)
+            message = self.readout(data) if self.readout else ""
+            out = png, message, (self._diagram_html(data) if self.diagram is not None else "")
+            seen[key] = out
+            while len(seen) > FRAME_CACHE:
+                seen.pop(next(iter(seen)))
+            return out
 
         def redraw(_change=None):
+            if busy:
+                return
             values = {name: c.value for name, c in controls.items()}
             try:
-                data, png = self.png(**values)
-                message = self.readout(data) if self.readout else ""
+                if play_name is None:
+                    png, message, svg = frame(values)
+                    image.value, text.value = png, message
+                    if self.diagram is not None:
+                        drawing.value = svg
+                else:
+                    ctl = controls[play_name]
+                    lo, hi = ctl.min, ctl.max
+                    now = values[play_name]
+                    stacks_n = hi - lo + 1
+                    for stack, frames in zip(stacks, (images, texts, drawings)):
+                        if len(stack.children) != stacks_n:
+                            stack.children = frames[:stacks_n]
+                        stack.selected_index = now - lo
+                    # the step on screen first, then the others in the order
+                    # Play visits them
+                    order = [now] + [k for k in range(now + 1, hi + 1)] + \
+                        [k for k in range(lo, now)]
+                    generation.append(None)
+                    draw_frames(values, order, len(generation))
             except (ValueError, TypeError) as exc:
-                text.value = f"<span style='color:#b00'>{exc}</span>"
+                show_error(exc)
                 return
-            image.value = png
-            text.value = message
-            if self.diagram is not None:
-                drawing.value = self._diagram_html(data)
+            error.value = ""
 
-        for c in controls.values():
-            c.observe(redraw, names="value")
-        rows = []
+        generation = []            # one entry per redraw: later frames of an old one stop
+
+        def draw_frame(values, k):
+            lo = controls[play_name].min
+            png, message, svg = frame(dict(values, **{play_name: k}))
+            images[k - lo].value, texts[k - lo].value = png, message
+            drawings[k - lo].value = svg
+
+        def draw_frames(values, order, mine):
+            """The first frame now; the others one at a time from the kernel's
+            event loop when there is one (a learner's next move need not wait for
+            all of them), else at once."""
+            draw_frame(values, order[0])
+            try:
+                import asyncio
+
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is None:
+                for k in order[1:]:
+                    draw_frame(values, k)
+                return
+
+            def next_frame(rest):
+                if mine != len(generation) or not rest:
+                    return                                  # a newer redraw took over
+                try:
+                    draw_frame(values, rest[0])
+                except (ValueError, TypeError) as exc:
+                    show_error(exc)
+                    return
+                loop.call_soon(next_frame, rest[1:])
+
+            loop.call_soon(next_frame, order[1:])
+
+        rows, follows = [], []
         for name, c in controls.items():
             spec = self.controls[name]
             play = None
@@ -535,22 +682,47 @@ class Explorer:
                 rows.append(c)
             if "max_from" in spec:
                 source, fn = spec["max_from"]
+                sources = [controls[s] for s in ((source,) if isinstance(source, str)
+                                                 else source)]
 
-                def follow(_change=None, targets=(c, play), source=controls[source],
-                           fn=fn, ceiling=spec["max"]):
-                    top = min(int(fn(source.value)), ceiling)
-                    for widget in targets:
-                        if widget is not None:
-                            widget.max = top
+                def follow(change=None, c=c, play=play, sources=sources, fn=fn,
+                           spec=spec):
+                    top = min(fn(*(s.value for s in sources)), spec["max"])
+                    busy.append(1)
+                    try:
+                        if isinstance(c, w.SelectionSlider):
+                            # the positions the source allows; the value the
+                            # nearest of them (the model would clip to it too)
+                            positions = [v for v in slider_positions(spec) if v <= top]
+                            value = positions[_nearest(positions, min(c.value, top))]
+                            c.options = [(format_value(spec, v), v) for v in positions]
+                            c.value = value
+                        else:
+                            for widget in (c, play):
+                                if widget is not None:
+                                    widget.max = int(top)
+                            if play is not None and change is not None:
+                                # a new animation: it starts again at its first
+                                # step (playing on, if it was playing)
+                                play.value = c.value = spec["min"]
+                    finally:
+                        busy.pop()
 
-                controls[source].observe(follow, names="value")
-                follow()
+                follows.append((sources, follow))
+        # a control that follows others is adjusted before the redraw
+        for sources, follow in follows:
+            for source in sources:
+                source.observe(follow, names="value")
+            follow()
+        for name, c in controls.items():
+            if name != play_name:         # a step is picked in the browser
+                c.observe(redraw, names="value")
         title = w.HTML(f"<b>{self.title}</b>")
         figure = plot
         if self.diagram is not None:
-            figure = w.Box([plot, drawing], layout=w.Layout(flex_flow="row wrap",
-                                                            align_items="flex-start"))
-        box = w.VBox([title, *rows, figure, text])
+            figure = w.Box([plot, drawing_box], layout=w.Layout(flex_flow="row wrap",
+                                                                align_items="flex-start"))
+        box = w.VBox([title, *rows, figure, readout_box, error])
         box.add_class("ic-explorer")
         redraw()
         display(box)

@@ -167,12 +167,36 @@ def test_ring_steps_play_button_stops_at_the_last_step():
     step = next(x for x in widgets
                 if getattr(x, "description", "") == "after step (0 = start)")
     drawing = next(x for x in widgets if "ic-drawing" in x._dom_classes)
+    frames = drawing.children[0]            # a Stack: every step's drawing, drawn ahead
+    assert isinstance(frames, w.Stack)
     assert "ic-play" in play._dom_classes
     for n in (2, 5, 8, 4):
         n_slider.value = n
         assert play.max == step.max == 2 * (n - 1)
-    step.value = 6
-    assert 'class="ic-send"' in drawing.value and "step 6 / 6" in drawing.value
+        assert len(frames.children) == 2 * (n - 1) + 1
+    for k, frame in enumerate(frames.children):
+        assert f"step {k} / 6" in frame.value, k
+    assert 'class="ic-send"' in frames.children[6].value
+
+
+def test_ring_steps_play_starts_again_at_step_0_when_the_gpu_count_changes():
+    pytest.importorskip("ipywidgets", reason="ipywidgets is part of the course extra")
+    import ipywidgets as w
+
+    box = ex("ch07_allreduce.ring_steps").show()
+    widgets, stack = [], [box]
+    while stack:
+        x = stack.pop()
+        widgets.append(x)
+        stack.extend(getattr(x, "children", ()))
+    play = next(x for x in widgets if isinstance(x, w.Play))
+    n_slider = next(x for x in widgets if getattr(x, "description", "") == "GPUs on the ring")
+    step = next(x for x in widgets if getattr(x, "description", "") == "after step (0 = start)")
+    stacks = [x for x in widgets if isinstance(x, w.Stack)]
+    play.value = step.value = 6
+    n_slider.value = 8
+    assert play.value == step.value == 0
+    assert all(s.selected_index == 0 for s in stacks)
 
 
 @pytest.mark.parametrize("system, algorithm, expect", [

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from course_lib.explorers import iter_explorers
-from course_lib.widgets import (MAX_POSITIONS, Explorer, format_value,
+from course_lib.widgets import (MAX_POSITIONS, Explorer, format_value, moved_value,
                                 slider_positions)
 
 SLIDERS = ("FloatSlider", "FloatLogSlider", "IntSlider")
@@ -23,27 +23,12 @@ SCIENTIFIC = re.compile(r"\d[eE][+-]?\d")
 EXPLORERS = list(iter_explorers())
 
 
-def _moved(spec):
-    """The value one learner's move away from the default: five positions of a
-    slider (toward the side with room), or the next option."""
-    kind, value = spec["type"], spec["value"]
-    if kind == "Checkbox":
-        return not value
-    if kind in ("Dropdown", "ToggleButtons"):
-        opts = [o[1] if isinstance(o, (tuple, list)) else o for o in spec["options"]]
-        return opts[(opts.index(value) + 1) % len(opts)]
-    positions = slider_positions(spec)
-    i = min(range(len(positions)), key=lambda k: abs(positions[k] - value))
-    j = min(i + 5, len(positions) - 1) if i < len(positions) - 1 else max(i - 5, 0)
-    return positions[j]
-
-
 @pytest.mark.parametrize("name,factory", EXPLORERS, ids=[n for n, _ in EXPLORERS])
 def test_every_control_changes_what_the_learner_sees(name, factory):
     ex = factory()
     base = ex.outputs()
     for control, spec in ex.controls.items():
-        value = _moved(spec)
+        value = moved_value(spec)
         moved = ex.outputs(**{control: value})
         assert moved != base, (f"{name}: moving {control} to {value!r} left the figure, "
                                f"the readout and the drawing unchanged")
@@ -108,45 +93,98 @@ def test_settings_text_lists_every_control():
 
 
 def _explorers_with_replot():
-    import importlib
-    import pkgutil
-
-    import course_lib.explorers as pkg
-
-    found = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("_"):
-            continue
-        mod = importlib.import_module(f"course_lib.explorers.{info.name}")
-        factory = getattr(mod, "explorer", None)
-        if callable(factory) and getattr(factory(), "replot", None) is not None:
-            found.append(info.name)
-    return found
+    return [name for name, factory in EXPLORERS if factory().replot is not None]
 
 
 REPLOT_CHANGES = {"ch01_transport_map": [{"route": "rdma"}, {"n_bytes": 2 ** 30}],
-                  "ch03_crossover": [{"n_bytes": 2 ** 30}, {"nvlink_links": 1}]}
+                  "ch03_crossover": [{"n_bytes": 2 ** 30}, {"nvlink_links": 1}],
+                  "ch09_scaling.scaling": [{"n_params": 7e10}, {"regime": "weak"},
+                                           {"t_compute_s": 0.01, "overlap": 1.0}],
+                  "ch09_scaling.amdahl": [{"parallel_fraction": 0.5}, {"n_gpus": 4096}],
+                  "ch09_scaling.growth": [{"base_generation": 3},
+                                          {"growth_per_generation": 1.5}],
+                  "ch07_allreduce.ring_steps": [{"step": 3}, {"step": 6}]}
 
 
 @pytest.mark.parametrize("name", _explorers_with_replot())
 def test_replot_draws_what_a_fresh_plot_draws(name):
     """An explorer that updates its artists in place must end with the picture a fresh
     figure would show for the same controls (the in-place path is only a speed-up)."""
-    import importlib
-
     import numpy as np
     from PIL import Image
 
-    mod = importlib.import_module(f"course_lib.explorers.{name}")
+    factory = dict(EXPLORERS)[name]
     changes = REPLOT_CHANGES.get(name, [{}])
-    reused = mod.explorer()
+    reused = factory()
     reused.png()
     for values in changes:
         _, after = reused.png(**values)
         assert reused._artists is not None, f"{name}: replot fell back to a full redraw"
-        _, fresh = mod.explorer().png(**values)
+        _, fresh = factory().png(**values)
         a = np.asarray(Image.open(io.BytesIO(after)).convert("RGB"), dtype=int)
         b = np.asarray(Image.open(io.BytesIO(fresh)).convert("RGB"), dtype=int)
         assert a.shape == b.shape
         differ = int((np.abs(a - b).sum(axis=2) > 60).sum())
         assert differ <= 20, f"{name} {values}: {differ} pixels differ from a fresh figure"
+
+
+def _count_redraws(ex):
+    calls = []
+    png = ex.png
+    ex.png = lambda **v: calls.append(v) or png(**v)
+    return calls
+
+
+def _all_widgets(box):
+    out, stack = [], [box]
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        stack.extend(getattr(x, "children", ()))
+    return out
+
+
+def test_a_move_back_shows_the_picture_again_without_a_redraw(monkeypatch):
+    """What makes a slider moved back and forth fast: a setting shown before is
+    not drawn again (the kernel's work per move is then one lookup)."""
+    pytest.importorskip("ipywidgets", reason="ipywidgets is part of the course extra")
+    import IPython.display
+
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
+    from course_lib.explorers import ch09_scaling
+
+    ex = ch09_scaling.explorer()
+    calls = _count_redraws(ex)
+    widgets = _all_widgets(ex.show())
+    slider = next(x for x in widgets if getattr(x, "description", "") == "model (BF16 gradients)")
+    image = next(x for x in widgets if type(x).__name__ == "Image")
+    first = image.value
+    start = slider.value
+    slider.value = slider.options[0][1]
+    assert len(calls) == 2 and image.value != first
+    slider.value = start                     # back: the picture as drawn before
+    assert len(calls) == 2 and image.value == first
+
+
+def test_the_ring_steps_cost_the_kernel_nothing(monkeypatch):
+    """▶ Play steps in the browser: a step's move draws nothing in the kernel
+    (its frame was drawn ahead), so it cannot lag behind the slider."""
+    pytest.importorskip("ipywidgets", reason="ipywidgets is part of the course extra")
+    import IPython.display
+    import ipywidgets as w
+
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
+    from course_lib.explorers import ch07_allreduce
+
+    ex = ch07_allreduce.ring_steps_explorer()
+    calls = _count_redraws(ex)
+    widgets = _all_widgets(ex.show())
+    step = next(x for x in widgets if getattr(x, "description", "") == "after step (0 = start)")
+    n = next(x for x in widgets if getattr(x, "description", "") == "GPUs on the ring")
+    assert len(calls) == 2 * (n.value - 1) + 1          # every step drawn ahead
+    drawn = len(calls)
+    for k in range(step.max + 1):
+        step.value = k
+    assert len(calls) == drawn
+    stacks = [x for x in widgets if isinstance(x, w.Stack)]
+    assert len(stacks) == 3 and all(len(s.children) == step.max + 1 for s in stacks)

@@ -46,7 +46,7 @@ from ..clusters import cluster as _cluster
 from ..units import check_choice, check_int, check_nonnegative, check_positive
 from ..units import format_bandwidth, format_bytes, format_distance, format_size, format_time
 from .style import NETWORK_MACHINES, PLACES, ROADS
-from .svg import Canvas, Diagram
+from .svg import Canvas, Diagram, text_width
 
 __all__ = ["city_map", "copy_path", "network_path", "CITY_ROUTES", "route_legs"]
 
@@ -62,18 +62,8 @@ _ROW_GAP = 26                    # city hall to its junction when there are no s
 
 
 def _tw(s: str, size: float) -> float:
-    """Rough width of ``s`` at ``size`` px in DejaVu Sans (em widths by kind of glyph)."""
-    em = 0.0
-    for ch in s:
-        if ch in " .,:;il|!'()[]/·":
-            em += 0.34
-        elif ch.isupper() or ch.isdigit() or ch in "×→≈mw":
-            em += 0.68
-        elif ch.islower():
-            em += 0.58
-        else:
-            em += 0.7
-    return em * size
+    """Rough width of ``s`` at ``size`` px (:func:`course_lib.draw.svg.text_width`)."""
+    return text_width(s, size)
 
 
 def _fit(s: str, width: float, size: float) -> str:
@@ -218,8 +208,10 @@ def _box(cv, x, y, w, h, kind, lines, cls, title, bold_line=1, rx=6, stroke="#55
 
 
 def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float,
-               shown: int, topo, highlight) -> _Layout:
-    """Draw node ``node`` of ``c`` in the box (x0, y0, w); return its layout."""
+               shown: int, topo, highlight, nvlink_links=None) -> _Layout:
+    """Draw node ``node`` of ``c`` in the box (x0, y0, w); return its layout.
+    ``nvlink_links``: the links in use per GPU (the maglev's labels give that
+    count and its rate; default all)."""
     L = _Layout()
     g = c.gpu_record
     ns = _sockets_drawn(c)
@@ -393,18 +385,20 @@ def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float
                     title=f"arterial road · PCIe Gen{gen} x16, {_per_dir(pcie)}")
         y += _FACTORY_H + 4
         # --- the maglev -------------------------------------------------------
-        _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1)
+        _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1, nvlink_links)
     L.right = x0 + w
     return L
 
 
-def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
+def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1, used=None):
     g = c.gpu_record
     if c.fabric == "pcie" or topo is None or shown < 2:
         return
     if c.fabric == "nvswitch":
         bw = topo.edges[0, "nvswitch"]["bw_bytes_per_s"]
         links = topo.edges[0, "nvswitch"]["links"]
+        if used is not None and used != links:     # the links in use, at their rate
+            bw, links = bw * used / links, used
         need = 14 + max(_tw(t, 11.5) for t in (f"maglev · NVLink ×{links}", _per_dir(bw)))
         sw_w = min(300, max(150, inner1 - inner0 - 2 * need))
         sx = (inner0 + inner1) / 2 - sw_w / 2
@@ -445,7 +439,9 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
         return
     if c.fabric == "bridge":
         (ax, ay, aw, ah), (bx, by, bw_, bh) = L.gpu[0], L.gpu[1]
-        e = topo.edges[0, 1]
+        e = dict(topo.edges[0, 1])
+        if used is not None and used < e["links"]:
+            e.update(bw_bytes_per_s=e["bw_bytes_per_s"] * used / e["links"], links=used)
         cv.line(ax + aw, ay + 20, bx, by + 20, kind="nvlink", width=7, cls="ic-nvlink",
                 title=f"maglev · NVLink bridge ×{e['links']}, {_per_dir(e['bw_bytes_per_s'])}")
         cv.text((inner0 + inner1) / 2, y + 8,
@@ -468,7 +464,10 @@ def _draw_maglev(cv, c, L, topo, shown, x0, y, w, inner0, inner1):
     per_link = g.nvlink_per_link_per_dir_bytes_per_s
     if c.fabric == "mesh":
         k = next(iter(counts))
-        text = (f"maglev · NVLink full mesh: ×{k} per pair, {_per_dir(counts[k])} "
+        bw_k = counts[k]
+        if used is not None and used < k:          # the links in use, at their rate
+            k, bw_k = used, bw_k * used / k
+        text = (f"maglev · NVLink full mesh: ×{k} per pair, {_per_dir(bw_k)} "
                 f"({g.nvlink_links} links per factory)")
     else:
         text = (f"maglev · NVLink hybrid cube-mesh: {g.nvlink_links} links per factory, "
@@ -845,10 +844,56 @@ def _draw_legs(cv, legs, at=None, halo=13):
     road and arrow first, then the numbers on top (none hidden under a later leg)."""
     marks = [_draw_leg(cv, pts, kind, i + 1, title, at=at, halo=halo)
              for i, (pts, kind, title) in enumerate(legs)]
+    marks = _place_marks(cv, [_clean(pts) for pts, _k, _t in legs], marks)
     for i, (mx, my) in enumerate(marks):
         with cv.group(cls="ic-route-number"):
             cv.circle(mx, my, 10, fill=_MARK, stroke="white", width=1.5)
             cv.text(mx, my + 1, str(i + 1), size=12, weight="bold", fill="white")
+
+
+_MARK_R = 10                     # a route number's circle, px
+
+
+def _overlap(box, cx, cy, r):
+    """How far a circle (cx, cy, r) reaches into a box (0: not at all)."""
+    x0, y0, x1, y1 = box
+    dx = max(x0 - cx, 0.0, cx - x1)
+    dy = max(y0 - cy, 0.0, cy - y1)
+    return max(0.0, r - math.hypot(dx, dy))
+
+
+def _place_marks(cv, paths, wanted, pad=2.0, radius=_MARK_R):
+    """Where each leg's number goes: its wanted place when that covers no word
+    and no earlier number, else the nearest free place along its leg (or beside
+    it): route numbers never pile up or hide a label."""
+    placed = []
+    r = radius + pad
+    width, height = cv.width, cv.height
+
+    def cost(x, y):
+        words = sum(_overlap(b, x, y, r) for b in cv.text_boxes)
+        marks = sum(max(0.0, 2 * r - math.dist((x, y), p)) for p in placed)
+        edge = max(0.0, r - x) + max(0.0, x + r - width) + max(0.0, r - y) + \
+            max(0.0, y + r - height)
+        return words + 2 * marks + 2 * edge
+
+    for pts, (mx, my) in zip(paths, wanted):
+        best, best_cost = (mx, my), cost(mx, my)
+        if best_cost > 0 and len(pts) >= 2:
+            candidates = []
+            for k in range(1, 20):
+                x, y = _polyline_at(pts, k / 20)
+                candidates.append((x, y))
+                for dx, dy in ((0, -15), (0, 15), (-15, 0), (15, 0)):
+                    candidates.append((x + dx, y + dy))
+            for x, y in sorted(candidates, key=lambda p: math.dist(p, (mx, my))):
+                c = cost(x, y)
+                if c < best_cost - 1e-9:
+                    best, best_cost = (x, y), c
+                    if c == 0:
+                        break
+        placed.append(best)
+    return placed
 
 
 def _draw_leg(cv, pts, kind, number, title, at=None, halo=13):
@@ -1141,7 +1186,8 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
                 cls="ic-key")
     cities = []
     for node in range(drawn):
-        cities.append(_draw_city(cv, c, node, 10, y, city_w, shown, topo, highlight))
+        cities.append(_draw_city(cv, c, node, 10, y, city_w, shown, topo, highlight,
+                                 nvlink_links))
         y += ch + 14
     if more:
         with cv.group(cls="ic-more-cities"):
@@ -1356,9 +1402,10 @@ def copy_path(memory: str = "pageable", *, gpu: str | None = "H100", pcie_gen: i
                      f"{format_bandwidth(pinned_bw)}"
                      + (" + the CPU's staging copy)" if memory == "pageable" else ")"))
     wrapped = []
-    for line in lines:
-        wrapped += _wrap(line, W - 20, 11, sep=" ")
-    cv.height = H + 16 * max(0, len(wrapped) - 4)
+    for j, line in enumerate(lines):       # the last line of a pageable copy is bold
+        bold = j == len(lines) - 1 and memory == "pageable"
+        wrapped += _wrap(line, W - 20, 12 if bold else 11, sep=" ")
+    cv.height = max(H, road_y + 36 + 16 * (len(wrapped) - 1) + 12)   # every line inside
     for j, line in enumerate(wrapped):
         cv.text(10, road_y + 36 + 16 * j, line, size=11, anchor="start", cls="ic-caption",
                 weight="bold" if j == len(wrapped) - 1 and memory == "pageable" else None)
@@ -1467,7 +1514,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     ry = a[1] + a[3] / 2
     cv.line(a[0] + a[2], ry, b[0], ry, kind="network", width=5, cls="ic-network",
             title=f"high-speed rail · {rail}")
-    cv.text(W / 2, ry + 24, f"fibre, {d:,.6g} m", size=11, fill="#2b5d8a")
+    cv.text(W / 2, ry + 24, f"fibre, {format_distance(d)}", size=11, fill="#2b5d8a")
     legs = []
     A, B = cities
     if kind == "tcp":
@@ -1509,7 +1556,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
     if n_bytes is not None:
         n = check_nonnegative(n_bytes, "n_bytes")
         t = analytic.rdma_transfer_time_s(n, bw, d, endpoint_latency_s=lat)
-        lines.append(f"{format_size(n)} over {d:,.6g} m: {format_time(t)}")
+        lines.append(f"{format_size(n)} over {format_distance(d)}: {format_time(t)}")
     wrapped = []
     for line in lines:
         wrapped += _wrap(line, W - 20, 11, sep=" ")

@@ -187,7 +187,8 @@ def _effect_rows(collective: str, n: int, root: int):
     return before, after, col, col
 
 
-def collective_effect(collective: str = "allgather", n: int = 4, root: int = 0) -> Diagram:
+def collective_effect(collective: str = "allgather", n: int = 4, root: int = 0,
+                      of: int | None = None) -> Diagram:
     """What a collective leaves in every GPU's buffer: before and after, side by side.
 
     The textbook picture of a collective's *result* (not of its schedule:
@@ -201,6 +202,10 @@ def collective_effect(collective: str = "allgather", n: int = 4, root: int = 0) 
         GPUs, 2 to :data:`MAX_RING_GPUS`; each buffer is drawn as ``n`` chunks.
     root : int
         The root of Broadcast and Reduce, 0 to n-1.
+    of : int, optional
+        The machine's GPU count when the drawing shows a sample of it (``n``
+        drawn of ``of``): the drawing says so, and its bus-bandwidth factor is
+        the machine's.
 
     Returns
     -------
@@ -225,6 +230,7 @@ def collective_effect(collective: str = "allgather", n: int = 4, root: int = 0) 
         raise ValueError(f"collective must be one of {list(COLLECTIVES)}; got {collective!r}")
     n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
     root = check_int(root, "root", minimum=0, maximum=n - 1)
+    of = n if of is None else check_int(of, "of", minimum=n, maximum=10 ** 9)
     before, after, col_b, col_a = _effect_rows(collective, n, root)
     slot_w, slot_h, gap = 22, 24, 3
     row_w = n * (slot_w + gap)
@@ -232,12 +238,17 @@ def collective_effect(collective: str = "allgather", n: int = 4, root: int = 0) 
     box_w, box_h, row_gap = row_w + label_w + 6, slot_h + 12, 10
     width = max(560.0, 2 * box_w + 150)
     top = 70
-    height = top + n * (box_h + row_gap) + 62
+    height = top + n * (box_h + row_gap) + 62 + (16 if of > n else 0)
     name = {"allreduce": "AllReduce", "reducescatter": "ReduceScatter",
             "allgather": "AllGather", "broadcast": "Broadcast", "reduce": "Reduce",
             "alltoall": "AllToAll"}[collective]
-    c = Canvas(width, height, title=f"{name} of {n} GPUs: every buffer before and after")
+    sample = f"{n} of {of:,} GPUs drawn" if of > n else f"{n} GPUs"
+    c = Canvas(width, height, title=f"{name} of {sample}: every buffer before and after")
     c.text(width / 2, 18, f"{name}: {_EFFECT[collective]}", size=15, weight="bold")
+    if of > n:
+        c.text(width / 2, 38, f"a sample: the first {n} of the machine's {of:,} GPUs, each "
+               f"buffer cut into {n} chunks here ({of:,} on the machine)", size=11,
+               fill=_MUTED, cls="ic-sample")
     xs = (20, width - 20 - box_w)
     for x, label in zip(xs, ("before", "after")):
         c.text(x + box_w / 2, top - 14, label, size=13, weight="bold", fill=_MUTED)
@@ -260,7 +271,7 @@ def collective_effect(collective: str = "allgather", n: int = 4, root: int = 0) 
     _curved_arrow(c, xs[0] + box_w + 14, ymid, xs[1] - 14, ymid, bend=0,
                   colour=_INK, width=3, cls="ic-effect-arrow")
     c.text(mid, ymid - 14, name, size=12, weight="bold")
-    f = busbw_factor(collective, n)
+    f = busbw_factor(collective, of)
     key = ("colour = the GPU that sent the chunk" if collective == "alltoall"
            else "colour = chunk")
     c.text(16, height - 50, f"{key}; number = how many GPUs' data it holds;", size=11,
@@ -268,7 +279,7 @@ def collective_effect(collective: str = "allgather", n: int = 4, root: int = 0) 
     c.text(16, height - 34, f"✓ = complete; empty = nothing there.", size=11,
            anchor="start", fill=_MUTED)
     c.text(16, height - 14, f"nccl-tests: busbw = algbw × {f:.3g} "
-           f"for {name} of {n} GPUs.", size=11, anchor="start", fill=_MUTED)
+           f"for {name} of {of:,} GPUs.", size=11, anchor="start", fill=_MUTED)
     return c.diagram()
 
 
@@ -402,8 +413,11 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink",
     sent = state["step"]
     c.text(cx, cy + 26, f"sent so far: {sent}/{n} of S per GPU"
            if sent else "nothing sent yet", size=12, fill=_MUTED)
-    # key
-    y0 = height - 58
+    # key (a second legend row, the network, needs one more row of height)
+    kinds = [road] + (["network"] if gpn and road != "network" else [])
+    if len(kinds) > 1:
+        c.height = height = height + 16 * (len(kinds) - 1)
+    y0 = height - 58 - 16 * (len(kinds) - 1)
     if gpn:
         nodes = n // gpn
         text = (f"Drawn: {nodes} nodes × {gpn} GPUs; NVLink inside a node, the network "
@@ -417,7 +431,7 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink",
     c.text(16, y0 + 20, "Number and fill = how many GPUs' data that copy holds; "
            f"✓ = all {n}; black border = arrived this step.", size=11,
            anchor="start", fill=_MUTED)
-    c.legend(16, y0 + 40, [road] + (["network"] if gpn and road != "network" else []),
+    c.legend(16, y0 + 40, kinds,
              machines=_network_name(machine))
     return c
 

@@ -93,6 +93,30 @@ class Diagram:
         return f"Diagram({self.title!r}, {len(self.svg)} characters of SVG)"
 
 
+def text_width(s: str, size: float) -> float:
+    """Rough width of ``s`` at ``size`` px in DejaVu Sans (em widths by kind of
+    glyph): what the drawings use to fit and place their words."""
+    em = 0.0
+    for ch in str(s):
+        if ch in " .,:;il|!'()[]/·":
+            em += 0.34
+        elif ch.isupper() or ch.isdigit() or ch in "×→≈mw":
+            em += 0.68
+        elif ch.islower():
+            em += 0.58
+        else:
+            em += 0.7
+    return em * size
+
+
+def text_box(x, y, s, size=12, anchor="middle", bold=False):
+    """``(x0, y0, x1, y1)``: where a text drawn by :meth:`Canvas.text` lies
+    (estimated with :func:`text_width`; vertically centred on ``y``)."""
+    w = text_width(s, size) * (1.08 if bold else 1.0)
+    x0 = {"start": x, "end": x - w}.get(anchor, x - w / 2)
+    return (x0, y - 0.6 * size, x0 + w, y + 0.6 * size)
+
+
 class Canvas:
     """Elements appended in drawing order; :meth:`to_svg` closes the document.
 
@@ -107,6 +131,9 @@ class Canvas:
         self.height = check_positive(height, "height")
         self.title = str(title)
         self._parts: list[str] = []
+        #: where every text drawn so far lies (:func:`text_box`), for placing
+        #: marks that must not cover words
+        self.text_boxes: list[tuple] = []
         if background:
             self._parts.append(f'<rect width="100%" height="100%" fill="{background}"/>')
 
@@ -160,6 +187,8 @@ class Canvas:
 
     def text(self, x, y, s, size=12, anchor="middle", weight=None, fill="#222",
              italic=False, cls=None, title=None, **extra):
+        self.text_boxes.append(text_box(x, y, s, size, anchor,
+                                        bold=weight in ("bold", "600", "700")))
         self._add("text", _attrs(x=x, y=y, font_size=size, text_anchor=anchor,
                                  font_weight=weight, fill=fill,
                                  font_style="italic" if italic else None,

@@ -31,7 +31,7 @@ import networkx as nx
 from .. import hardware
 from .. import topology as T
 from ..units import check_choice, check_int, check_positive, format_bandwidth
-from .city import _fit, _wrap
+from .city import _fit, _place_marks, _wrap
 from .style import NETWORK_MACHINES, PLACES, ROADS
 from .svg import Canvas, Diagram
 
@@ -297,7 +297,8 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                      f"{format_bandwidth(model)} per direction")
     kinds = sorted({d.get("kind") for _, _, d in topo.edges(data=True)} & set(ROADS),
                    key=list(ROADS).index)
-    lines = [part for line in lines for part in _wrap(line, W - 16, 11.5, sep=" ")]
+    # the first line is bold: wrapped as 12 px (11 px bold runs ~8 % wider)
+    lines = [part for line in lines for part in _wrap(line, W - 16, 12, sep=" ")]
     H = 22 + gh + 8 + 16 * len(lines) + 17 * len(kinds) + 8
     cv = Canvas(W, H, title=f"road map: {topo.graph.get('name', 'topology')}")
     cv.text(8, 11, f"{topo.graph.get('name', 'topology')}, {topo.graph.get('gpu', '')} · "
@@ -344,7 +345,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
             cv.line(xa, ya, xb, yb, stroke=_MARK, width=2.6, dash="6,4", cls="ic-cut-edge",
                     title="a link the bisection cuts")
     # the route (its numbers go on top of the places, below)
-    marks = []
+    marks, hop_paths = [], []
     if route:
         pts = [P(v) for v in route]
         d_ = "M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in pts)
@@ -356,6 +357,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
                 cv.arrow(p[0], p[1], q[0] - (q[0] - p[0]) * 0.18, q[1] - (q[1] - p[1]) * 0.18,
                          kind=k if k in ROADS else None, width=3.5, head=9)
                 marks.append(((p[0] + q[0]) / 2, (p[1] + q[1]) / 2))
+                hop_paths.append([p, q])
     # places
     for v, d in topo.nodes(data=True):
         x, y = P(v)
@@ -386,6 +388,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
             cv.rect(x - bw_ / 2, y - 11, bw_, 22, fill=fill, stroke="#555", rx=5,
                     cls=f"ic-{place}", title=f"{city} · {machine}")
             cv.text(x, y + 1, label, size=11, weight="bold")
+    marks = _place_marks(cv, hop_paths, marks, radius=8)    # on no word, no other number
     for i, (mx, my) in enumerate(marks):
         with cv.group(cls="ic-route-number"):
             cv.circle(mx, my, 8, fill=_MARK, stroke="white", width=1.2)

@@ -20,10 +20,17 @@ from ..units import format_bandwidth
 from ..widgets import Explorer
 from ._common import bw_formatter, fast_layout, node_cluster
 
+
+def _gpu_links(gpu: str) -> int:
+    """The chosen GPU's NVLink links (the catalog's): the links slider's top."""
+    return hardware.gpu(gpu).nvlink_links
+
+
 CONTROLS = {
     "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
     "links_used": {"type": "IntSlider", "min": 1, "max": 18, "value": 9,
-                   "description": "links used"},
+                   "description": "links used",
+                   "max_from": ("gpu", _gpu_links)},
     "both_directions": {"type": "Checkbox", "value": False,
                         "description": "add both directions (marketing figure)"},
 }

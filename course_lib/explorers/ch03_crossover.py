@@ -27,12 +27,19 @@ from ._common import COLOURS, loglog_axes, node_cluster
 
 SIZES_BYTES = np.logspace(6, 34, 29, base=2)     # the size slider's own range, 64 B to 16 GiB
 
+
+def _gpu_links(gpu: str) -> int:
+    """The chosen GPU's NVLink links (the catalog's): the links slider's top."""
+    return hardware.gpu(gpu).nvlink_links
+
+
 CONTROLS = {
     "gpu": {"type": "Dropdown", "options": hardware.gpu_names(), "value": "H100"},
     "n_bytes": {"type": "FloatLogSlider", "base": 2, "min": 6, "max": 34, "step": 1,
                 "value": 2.0 ** 23, "description": "message size", "unit": "bytes"},
     "nvlink_links": {"type": "IntSlider", "min": 1, "max": 18, "value": 18,
-                     "description": "NVLink links"},
+                     "description": "NVLink links",
+                     "max_from": ("gpu", _gpu_links)},
 }
 
 

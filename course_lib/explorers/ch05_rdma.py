@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import analytic, draw, hardware
-from ..units import format_bandwidth, format_bytes, format_time
+from ..units import format_bandwidth, format_bytes, format_distance, format_time
 from ..widgets import Explorer
 from ._common import bytes_formatter, fast_layout, no_minor_ticks, time_formatter
 
@@ -95,10 +95,9 @@ _LINE_NAMES = {"rdma_small_one_way": "RDMA, InfiniBand", "gpudirect_rdma_one_way
 
 
 def _distance(distance_m: float) -> str:
-    """'250 m', '10 km', '1,000 km': readable at every slider position."""
-    if distance_m >= 1000:
-        return f"{distance_m / 1000:,.3g} km"
-    return f"{distance_m:,.3g} m"
+    """'250 m', '10 km', '1000 km': the slider's own words
+    (:func:`course_lib.units.format_distance`) at every position."""
+    return format_distance(distance_m)
 
 
 def _title(data):
@@ -112,7 +111,7 @@ def _line_width(key, data):
 def plot(data, fig):
     from matplotlib.ticker import LogLocator
 
-    fast_layout(fig, left=0.13, right=0.98, bottom=0.15)
+    fast_layout(fig, left=0.13, bottom=0.15)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
     ax.set_yscale("log")

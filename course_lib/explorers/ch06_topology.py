@@ -4,8 +4,11 @@ Builds a topology with the ``course_lib.topology`` builders and asks it the
 chapter's questions: hops from one GPU to every other
 (:func:`course_lib.hop_matrix`), average hops, diameter, cables
 (:func:`course_lib.link_count`) and bisection bandwidth
-(:func:`course_lib.bisection_bw_bytes_per_s`).  The drawing uses networkx on
-the explorer's figure.
+(:func:`course_lib.bisection_bw_bytes_per_s`).  The map is drawn once, beside
+the plot (:func:`course_lib.draw.topology_map`: the route from the source GPU
+to the farthest one, every GPU's hop count, the bisection cut); the plot
+counts the GPUs at each distance from the same source GPU.  The source
+slider runs over the GPUs the chosen topology has.
 
 >>> d = explorer().update(kind="ring", n_gpus=8, source=0)
 >>> d["hops_from_source"].tolist()
@@ -21,7 +24,7 @@ import numpy as np
 from .. import draw, topology
 from ..units import format_bandwidth
 from ..widgets import Explorer
-from ._common import COLOURS, fast_layout
+from ._common import fast_layout
 
 KINDS = [
     ("ring", "ring"),
@@ -38,7 +41,8 @@ CONTROLS = {
     "n_gpus": {"type": "IntSlider", "min": 2, "max": 12, "value": 8,
                "description": "GPUs"},
     "source": {"type": "IntSlider", "min": 0, "max": 11, "value": 0,
-               "description": "hops from GPU"},
+               "description": "hops from GPU",
+               "max_from": (("kind", "n_gpus"), lambda kind, n: gpu_count(kind, n) - 1)},
     "count": {"type": "ToggleButtons", "options": ["links", "gpu-hops"],
               "value": "links", "description": "count"},
 }
@@ -59,6 +63,11 @@ def _two_level_shape(n):
         return n // 2, 2
     raise ValueError(f"n_gpus: a two-level cluster here has 2 or 4 GPUs a node; "
                      f"{n} is odd (pick an even number)")
+
+
+def gpu_count(kind, n_gpus):
+    """How many GPUs the topology of these settings has (the cube-mesh: always 8)."""
+    return 8 if kind == "cube-mesh" else n_gpus
 
 
 def build(kind, n_gpus):
@@ -103,93 +112,33 @@ def compute(kind, n_gpus, source, count):
 
 
 # --- drawing (presentation only) ---------------------------------------------
-def _circle(items, radius=1.0, start=math.pi / 2):
-    k = len(items)
-    return {v: (radius * math.cos(start - 2 * math.pi * i / k),
-                radius * math.sin(start - 2 * math.pi * i / k))
-            for i, v in enumerate(items)}
-
-
-def layout(topo, kind):
-    """Fixed positions for each kind of road map (no force layout: fast)."""
-    ranks = topology.gpus(topo)
-    if kind == "cube-mesh":
-        outer = {0: (-1, 1), 1: (1, 1), 2: (1, -1), 3: (-1, -1)}
-        pos = dict(outer)
-        pos.update({r + 4: (0.45 * x, 0.45 * y) for r, (x, y) in outer.items()})
-        return pos
-    if kind == "torus":
-        rows, cols = _torus_shape(len(ranks))
-        return {r: ((r % cols) - (cols - 1) / 2, (rows - 1) / 2 - r // cols) for r in ranks}
-    if kind == "two-level":
-        nodes = topo.graph["nodes"]
-        per = topo.graph["gpus_per_node"]
-        pos = {"ib-switch": (0.0, 1.0)}
-        width = 2.4 / nodes
-        for k in range(nodes):
-            cx = -1.2 + width * (k + 0.5)
-            xs = np.linspace(cx - width * 0.38, cx + width * 0.38, per)
-            for j in range(per):
-                pos[k * per + j] = (xs[j], -0.15)
-            nics = [v for v in topo.nodes if isinstance(v, str)
-                    and v.startswith(f"node{k}/nic")]
-            nx_ = np.linspace(cx - width * 0.3, cx + width * 0.3, len(nics)) \
-                if len(nics) > 1 else [cx]
-            for j, v in enumerate(sorted(nics)):
-                pos[v] = (nx_[j], 0.45)
-            if f"node{k}/nvswitch" in topo:
-                pos[f"node{k}/nvswitch"] = (cx, -0.85)
-        return pos
-    pos = _circle(ranks)
-    if kind == "nvswitch":
-        pos["nvswitch"] = (0.0, 0.0)
-    return pos
-
-
 def plot(data, fig):
-    import networkx as nx
+    """How far the other GPUs are from the source GPU: how many sit at each hop
+    count, with the average and the diameter marked (the map itself is the
+    drawing beside the plot, :func:`diagram`: one map, one source GPU)."""
     from matplotlib import colormaps
-    from matplotlib.patches import Patch
 
-    fast_layout(fig, left=0.01, right=0.74, bottom=0.02, top=0.9)
+    fast_layout(fig, left=0.12, right=0.97, bottom=0.14, top=0.88)
     ax = fig.add_subplot(1, 1, 1)
-    topo = data["topo"]
-    pos = layout(topo, data["kind"])
-    for kind in ("pcie", "network", "nvlink"):
-        edges = [(u, v) for u, v, k in topo.edges(data="kind") if k == kind]
-        if edges:
-            widths = [1.0 + 0.5 * math.log2(topo.edges[e].get("links", 1)) for e in edges]
-            nx.draw_networkx_edges(topo, pos, edgelist=edges, ax=ax, width=widths,
-                                   edge_color=COLOURS[kind], alpha=0.8)
-    others = [v for v in topo.nodes if v not in set(data["ranks"])]
-    if others:
-        shapes = {"nvswitch": "s", "switch": "s", "nic": "D"}
-        for kind, shape in shapes.items():
-            nodes = [v for v in others if topo.nodes[v].get("kind") == kind]
-            if nodes:
-                nx.draw_networkx_nodes(topo, pos, nodelist=nodes, ax=ax, node_shape=shape,
-                                       node_color="#bbbbbb",
-                                       node_size=90 if kind == "nic" else 380)
-    hops = data["hops_from_source"]
+    hops = np.asarray(data["hops_from_source"], dtype=int)
+    others = np.delete(hops, data["ranks"].index(data["source"]))
     top = max(1, int(hops.max()))
+    levels = np.arange(1, top + 1)
+    counts = [int((others == h).sum()) for h in levels]
     cmap = colormaps["viridis_r"]
-    colours = [cmap(h / top) for h in hops]
-    nx.draw_networkx_nodes(topo, pos, nodelist=data["ranks"], ax=ax, node_color=colours,
-                           node_size=330, edgecolors=["red" if r == data["source"] else
-                                                      "black" for r in data["ranks"]],
-                           linewidths=[3 if r == data["source"] else 0.8
-                                       for r in data["ranks"]])
-    nx.draw_networkx_labels(topo, pos, labels={r: str(r) for r in data["ranks"]}, ax=ax,
-                            font_size=8, font_color="white")
-    handles = [Patch(color=cmap(h / top), label=f"{h} hop{'s' if h != 1 else ''}")
-               for h in sorted(set(int(x) for x in hops))]
-    handles += [Patch(color=COLOURS[k], label=k) for k in ("nvlink", "pcie", "network")
-                if any(kk == k for _, _, kk in topo.edges(data="kind"))]
-    ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5),
-              frameon=False)
-    ax.set_title(f"{data['name']}: {data['count']} from GPU {data['source']}", fontsize=10, y=1.0)
-    ax.set_axis_off()
-    ax.margins(0.08)
+    ax.bar(levels, counts, color=[cmap(h / top) for h in levels], width=0.7)
+    mean = float(others.mean()) if len(others) else 0.0
+    ax.axvline(mean, color="black", ls="--", lw=1.2)
+    ax.text(mean, max(counts) * 1.02 + 0.05, f" mean {mean:.2f} from GPU {data['source']}",
+            fontsize=8, va="bottom")
+    ax.set_xticks(levels)
+    ax.set_xlim(0.4, top + 0.6)
+    ax.set_ylim(0, max(counts) * 1.25 + 0.5)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel(f"hops from GPU {data['source']} ({data['count']})")
+    ax.set_ylabel("GPUs")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_title(f"{data['name']}: {len(others)} other GPUs by distance", fontsize=10, y=1.0)
 
 
 def readout(data):

@@ -170,7 +170,8 @@ def _algorithm_drawing(collective, system, algo):
     clu = cluster(**SYSTEMS[system][0])
     road = "network" if clu.nodes > 1 else clu.intra_link_kind
     if collective != "allreduce":
-        return drawn.collective_effect(collective, min(clu.n_ranks, drawn.MAX_RING_GPUS))
+        return drawn.collective_effect(collective, min(clu.n_ranks, drawn.MAX_RING_GPUS),
+                                       of=clu.n_ranks)
     if algo == "nvls":
         return drawn.nvls(min(clu.gpus_per_node, drawn.MAX_RING_GPUS), step=1,
                           nodes=clu.nodes)
@@ -250,14 +251,28 @@ def step_plot(data, fig):
     ax.plot(steps, data["complete_share_by_step"], "o-", color="#1b9e77", ms=3, lw=1.5,
             label="copies fully summed (share)")
     ax.axhline(data["bytes_per_rank_share"], color="#377eb8", ls=":", lw=1)
-    ax.plot([k], [data["sent_share_by_step"][k]], "o", ms=9, mfc="none", mec="black",
-            mew=2)
+    marker, = ax.plot([k], [data["sent_share_by_step"][k]], "o", ms=9, mfc="none",
+                      mec="black", mew=2)
     ax.set_xlim(0, max(last, 1))
     ax.set_ylim(0, 2.2)
     ax.set_xlabel("step")
     ax.legend(fontsize=8, loc="center left")
-    ax.set_title(f"step {k} of {last} ({data['phase']}); each GPU sends "
-                 f"2(n-1)/n = {data['bytes_per_rank_share']:.3g} S", fontsize=9)
+    ax.set_title(_step_title(data), fontsize=9)
+    return {"ax": ax, "n_ranks": n, "marker": marker}
+
+
+def _step_title(data):
+    return (f"step {data['step']} of {data['last_step']} ({data['phase']}); each GPU "
+            f"sends 2(n-1)/n = {data['bytes_per_rank_share']:.3g} S")
+
+
+def step_replot(data, fig, artists):
+    """Another step of the same ring: move the marker, retitle (the curves stay)."""
+    if artists["n_ranks"] != data["n_ranks"]:
+        return False
+    k = data["step"]
+    artists["marker"].set_data([k], [data["sent_share_by_step"][k]])
+    artists["ax"].set_title(_step_title(data), fontsize=9)
 
 
 def step_readout(data):
@@ -289,7 +304,8 @@ def step_diagram(data):
 def ring_steps_explorer() -> Explorer:
     """The ring AllReduce stepper of chapter 7: press ▶ to watch it."""
     return Explorer("The ring, step by step: press ▶", STEP_CONTROLS, step_compute,
-                    step_plot, step_readout, figsize=(5.0, 3.0), diagram=step_diagram)
+                    step_plot, step_readout, figsize=(5.0, 3.0), diagram=step_diagram,
+                    replot=step_replot)
 
 
 FACTORIES = {"allreduce": explorer, "ring_steps": ring_steps_explorer}

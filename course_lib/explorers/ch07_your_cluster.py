@@ -249,8 +249,7 @@ def explorer(log=None, cluster=None) -> Explorer:
         _calibrated.cache_clear()
     options = list(_logs())
     controls = {
-        "log": {"type": "Dropdown", "options": options, "value": value or options[0],
-                "layout": {"width": "560px"}},
+        "log": {"type": "Dropdown", "options": options, "value": value or options[0]},
         "fit": {"type": "ToggleButtons", "options": list(FITS), "value": "4 sizes"},
         "what_if_nodes": {"type": "FloatLogSlider", "base": 2, "min": 0, "max": 7,
                           "step": 1, "value": 8.0, "unit": "count",

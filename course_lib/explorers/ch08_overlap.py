@@ -20,6 +20,8 @@ True
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import predict, traffic
@@ -107,13 +109,43 @@ def plot(data, fig):
                  fontsize=9)
 
 
+def _against_bounds(t, low, high, overlap=True):
+    """Where the step ``t`` lies against max (one AllReduce fully hidden) and
+    sum (nothing hidden), in words that match the numbers as printed.
+
+    >>> _against_bounds(1.03, 0.522, 1.02)[:20]
+    'above the sum 1.02 s'
+    >>> _against_bounds(0.8, 0.522, 1.02)
+    'between max 522 ms and sum 1.02 s'
+    >>> _against_bounds(1.0201, 0.522, 1.02, overlap=False)[:22]
+    'about the sum 1.02 s ('
+    """
+    lo, hi, now = format_time(low), format_time(high), format_time(t)
+    extra = ("the buckets' start-ups cost more than overlapping saves" if overlap
+             else "nothing overlaps, and every bucket pays its start-up")
+    if math.isclose(t, high, rel_tol=1e-9):
+        return f"equal to the sum {hi} (nothing hidden)"
+    if math.isclose(t, low, rel_tol=1e-9):
+        return f"equal to the max {lo} (the AllReduce all hidden)"
+    if now == hi:
+        return f"about the sum {hi} ({extra})" if t > high else \
+            f"just under the sum {hi} (almost nothing hidden)"
+    if t > high:
+        return f"above the sum {hi} of backward and one AllReduce ({extra})"
+    if now == lo or t < low:
+        return f"about the max {lo} (the AllReduce almost all hidden)"
+    return f"between max {lo} and sum {hi}"
+
+
 def readout(data):
+    where = _against_bounds(data["iteration_s"], data["max_s"], data["sum_s"],
+                            data["schedule"]["overlap"])
     return (f"AllReduce of everything at once: {format_time(data['t_comm_s'])}; in "
             f"{data['schedule']['n_buckets']} buckets: "
             f"{format_time(data['t_comm_bucketed_s'])} (each bucket pays the start-up)."
             f" Backward pass + communication <b>{format_time(data['iteration_s'])}</b>, "
-            f"between max {format_time(data['max_s'])} and sum "
-            f"{format_time(data['sum_s'])}; communication left exposed: "
+            f"{where}; "
+            f"communication left exposed: "
             f"<b>{format_time(data['exposed_s'])}</b>. (The forward pass, which produces "
             f"no gradients and hides nothing, comes on top: T_fwd + this.)")
 

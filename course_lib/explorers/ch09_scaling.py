@@ -122,41 +122,76 @@ def compute(regime, t_compute_s, n_params, nic, nics_per_node, overlap, view):
             "nic": nic, "nics_per_node": nics_per_node}
 
 
+def _curves(data):
+    """(y values, label) of the plotted curves and the y label, for the view."""
+    n = np.array(data["n_gpus"])
+    model = f"predicted, {data['regime']} scaling"
+    if data["view"] == "speed-up":
+        ylabel = ("speed-up T_1/T_N" if data["regime"] == "strong"
+                  else "speed-up (throughput vs 1 GPU)")
+        return [(n, "ideal N"), (data["seeds_speedup"],
+                                 "seeds' rule N/(1+(N-1)r), r = 2S/(B T)"),
+                (data["model_speedup"], model)], ylabel
+    return [(data["efficiency_seeds"], "seeds' rule"),
+            (data["efficiency_model"], model)], "scaling efficiency"
+
+
+def _title(data):
+    return (f"{format_bytes(data['grad_bytes'])} of gradients; "
+            f"{data['nics_per_node']}x {data['nic']} a node")
+
+
 def plot(data, fig):
     fast_layout(fig, left=0.11, bottom=0.15, top=0.9)
     ax = fig.add_subplot(1, 1, 1)
     n = np.array(data["n_gpus"])
     ax.set_xscale("log", base=2)
+    curves, ylabel = _curves(data)
+    styles = ([{"color": "grey", "ls": ":"}] if data["view"] == "speed-up" else []) + [
+        {"color": "#d95f02", "lw": 2}, {"color": "#1b9e77", "lw": 2.5}]
     if data["view"] == "speed-up":
         from matplotlib.ticker import FuncFormatter
 
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.plot(n, n, color="grey", ls=":", label="ideal N")
-        ax.plot(n, data["seeds_speedup"], color="#d95f02", lw=2,
-                label="seeds' rule N/(1+(N-1)r), r = 2S/(B T)")
-        ax.plot(n, data["model_speedup"], color="#1b9e77", lw=2.5,
-                label=f"predicted, {data['regime']} scaling")
-        ax.set_ylabel("speed-up T_1/T_N" if data["regime"] == "strong"
-                      else "speed-up (throughput vs 1 GPU)")
-    else:
-        ax.plot(n, data["efficiency_seeds"], color="#d95f02", lw=2, label="seeds' rule")
-        ax.plot(n, data["efficiency_model"], color="#1b9e77", lw=2.5,
-                label=f"predicted, {data['regime']} scaling")
+    lines = [ax.plot(n, y, label=label, **style)[0]
+             for (y, label), style in zip(curves, styles)]
+    if data["view"] != "speed-up":
         ax.set_ylim(0, 1.05)
-        ax.set_ylabel("scaling efficiency")
+    ax.set_ylabel(ylabel)
     no_minor_ticks(ax)
     ax.axvline(GPUS_PER_NODE, color="black", lw=1, ls="--")
-    ax.text(GPUS_PER_NODE, ax.get_ylim()[0], " NVLink domain ends", fontsize=8,
-            va="bottom")
+    edge = ax.text(GPUS_PER_NODE, ax.get_ylim()[0], " NVLink domain ends", fontsize=8,
+                   va="bottom")
     ticks = [1, 8, 64, 512]
     ax.set_xticks(ticks)
     ax.set_xticklabels([str(v) for v in ticks], fontsize=8)
     ax.set_xlabel("GPUs (8 a node)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"{format_bytes(data['grad_bytes'])} of gradients; "
-                 f"{data['nics_per_node']}x {data['nic']} a node", fontsize=9)
+    # where the curves are not: they start top left in both views
+    legend = ax.legend(fontsize=8, loc="best")
+    ax.set_title(_title(data), fontsize=9)
+    return {"ax": ax, "view": data["view"], "lines": lines, "edge": edge,
+            "legend_texts": legend.get_texts()}
+
+
+def replot(data, fig, artists):
+    """New curves in the same view: the lines, labels and limits updated in
+    place (see :class:`course_lib.widgets.Explorer`); another view draws afresh."""
+    if artists["view"] != data["view"]:
+        return False
+    ax = artists["ax"]
+    curves, ylabel = _curves(data)
+    for line, text, (y, label) in zip(artists["lines"], artists["legend_texts"], curves):
+        line.set_ydata(y)
+        line.set_label(label)
+        text.set_text(label)
+    if data["view"] == "speed-up":
+        ax.relim()
+        ax.autoscale_view(scalex=False)
+    ax.set_ylabel(ylabel)
+    artists["edge"].set_y(ax.get_ylim()[0])
+    ax.set_title(_title(data), fontsize=9)
 
 
 def _rule_vs_model(data):
@@ -229,7 +264,7 @@ def explorer() -> Explorer:
     """The scaling explorer of chapter 9."""
     return Explorer("How big can the city grow? Speed-up from 1 to 1,024 GPUs",
                     CONTROLS, compute, plot, readout, figsize=(7.2, 3.6),
-                    diagram=diagram)
+                    diagram=diagram, replot=replot)
 
 
 # ---------------------------------------------------------------------------
@@ -262,13 +297,27 @@ def amdahl_plot(data, fig):
     ax.set_yscale("log")
     no_minor_ticks(ax)
     ax.plot(data["curve_n"], data["curve_n"], color="grey", ls=":", label="ideal N")
-    ax.plot(data["curve_n"], data["curve"], color="#1b9e77", lw=2.5, label="Amdahl")
-    ax.axhline(data["limit"], color="#d95f02", ls="--", label="limit 1/(1-p)")
-    ax.plot([data["n"]], [data["speedup"]], "ko", ms=7)
+    curve, = ax.plot(data["curve_n"], data["curve"], color="#1b9e77", lw=2.5,
+                     label="Amdahl")
+    limit = ax.axhline(data["limit"], color="#d95f02", ls="--", label="limit 1/(1-p)")
+    point, = ax.plot([data["n"]], [data["speedup"]], "ko", ms=7)
     ax.set_xlabel("GPUs N")
     ax.set_ylabel("speed-up")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
+    return {"ax": ax, "curve": curve, "limit": limit, "point": point}
+
+
+def amdahl_replot(data, fig, artists):
+    """Another p or N: the curve, the limit and the point moved in place."""
+    artists["curve"].set_ydata(data["curve"])
+    artists["limit"].set_ydata([data["limit"]] * 2)
+    artists["point"].set_data([data["n"]], [data["speedup"]])
+
+
+def _times(x: float) -> str:
+    """A ratio in plain digits: '0.0101', '1.5', '1,000' (never '1e+03')."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def amdahl_readout(data):
@@ -276,7 +325,7 @@ def amdahl_readout(data):
     return (f"p = {data['p']:.3g}, N = {n:,}: speed-up "
             f"<b>{s:.1f}</b>, {s / n:.0%} of the ideal {n:,}; no number of GPUs beats "
             f"<b>{limit:.0f}</b> = 1/(1-p). The {serial:.2g} serial share costs "
-            f"{serial * n / data['p']:.3g} times the parallel part's time on {n:,} GPUs "
+            f"{_times(serial * n / data['p'])} times the parallel part's time on {n:,} GPUs "
             f"({s / limit:.0%} of the ceiling: the limit, not the value).")
 
 
@@ -284,7 +333,7 @@ def amdahl_explorer() -> Explorer:
     """Amdahl's law explorer of chapter 9."""
     return Explorer("Amdahl's law: the serial part sets the ceiling",
                     AMDAHL_CONTROLS, amdahl_compute, amdahl_plot, amdahl_readout,
-                    figsize=(6.8, 3.4))
+                    figsize=(6.8, 3.4), replot=amdahl_replot)
 
 
 # ---------------------------------------------------------------------------
@@ -321,9 +370,7 @@ def growth_plot(data, fig):
     g = data["generations"]
     ax.plot(g, data["actual"] / 1e9, "o-", color="#1b9e77", lw=2,
             label="catalog, per direction per GPU")
-    sel = [i for i, k in enumerate(g) if k >= data["base"]]
-    ax.plot([g[i] for i in sel], [data["model"][i] / 1e9 for i in sel], "s--",
-            color="#d95f02", label="B₀ (1+g)ᵗ")
+    model, = ax.plot(*_growth_model(data), "s--", color="#d95f02", label="B₀ (1+g)ᵗ")
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
     ax.yaxis.set_major_locator(FixedLocator([50, 100, 200, 500, 1000, 2000, 5000]))
@@ -333,6 +380,23 @@ def growth_plot(data, fig):
     ax.set_ylabel("GB/s per direction")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
+    return {"ax": ax, "model": model}
+
+
+def _growth_model(data):
+    """The formula's points, from the base generation on (GB/s)."""
+    g = data["generations"]
+    sel = [i for i, k in enumerate(g) if k >= data["base"]]
+    return [g[i] for i in sel], [data["model"][i] / 1e9 for i in sel]
+
+
+def growth_replot(data, fig, artists):
+    """Another base or g: the formula's points moved in place (the axis keeps its
+    fixed ticks; the limits follow the points)."""
+    artists["model"].set_data(*_growth_model(data))
+    ax = artists["ax"]
+    ax.relim()
+    ax.autoscale_view()
 
 
 def growth_readout(data):
@@ -347,7 +411,8 @@ def growth_readout(data):
 def growth_explorer() -> Explorer:
     """The bandwidth-growth explorer of chapter 9."""
     return Explorer("Bandwidth growth: B(t) = B₀ (1+g)ᵗ", GROWTH_CONTROLS,
-                    growth_compute, growth_plot, growth_readout, figsize=(6.8, 3.4))
+                    growth_compute, growth_plot, growth_readout, figsize=(6.8, 3.4),
+                    replot=growth_replot)
 
 
 FACTORIES = {"scaling": explorer, "amdahl": amdahl_explorer,

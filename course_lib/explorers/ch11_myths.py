@@ -110,4 +110,35 @@ def explorer() -> Explorer:
                     plot, readout, figsize=(7.2, 2.8), diagram=diagram)
 
 
-__all__ = ["explorer"]
+def evidence_cards(myths=None):
+    """The myths with their verdicts and evidence as HTML cards: prose that wraps
+    between words, in the notebook's own font (not printed monospace text).
+
+    ``myths``: :class:`course_lib.content.Myth` records (default: all of
+    :data:`course_lib.content.MYTHS`).  Returns an ``IPython.display.HTML``.
+
+    >>> "Verdict" in evidence_cards(content.MYTHS[:1]).data
+    True
+    """
+    import html
+
+    from IPython.display import HTML
+
+    myths = list(content.MYTHS if myths is None else myths)
+    cards = []
+    for i, m in enumerate(myths, 1):
+        if not isinstance(m, content.Myth):
+            raise TypeError(f"myths must be course_lib.content.Myth records, got "
+                            f"{type(m).__name__}")
+        e = html.escape
+        cards.append(
+            f"<li class='ic-myth' style='margin:0 0 0.7em 0;overflow-wrap:normal;"
+            f"word-break:normal;white-space:normal'>"
+            f"<b>{e(m.claim)}</b> <span style='color:#666'>({e(m.source)})</span><br>"
+            f"<b>Verdict: {e(m.verdict)}.</b> {e(m.truth)}<br>"
+            f"<i>Evidence ({e(m.kind)}):</i> {e(m.evidence()['summary'])}</li>")
+    return HTML("<ol class='ic-myths' style='max-width:60em;line-height:1.45'>"
+                + "".join(cards) + "</ol>")
+
+
+__all__ = ["explorer", "evidence_cards"]
