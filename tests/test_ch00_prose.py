@@ -45,3 +45,49 @@ def test_every_row_points_to_sections_that_exist():
             assert target in headings, target
             for section in re.findall(r"\*([^*]+)\*", sections):
                 assert section.lower() in headings[target], (symptom, target, section)
+
+
+def _row(symptom):
+    return next(r for r in _table() if r[0].lower().startswith(symptom))
+
+
+def test_first_token_and_decode_have_their_own_causes():
+    """Prefill's AllReduces are large (bandwidth); decode's are small (start-ups)."""
+    first = _row("slow first token")
+    assert "large" in first[1] and "bandwidth" in first[1] and "start-up" not in first[1]
+    assert "*5. Tensor-parallel token latency*" in first[2]
+    decode = _row("slow tokens after the first (decode)")
+    assert "start-ups" in decode[1] and "*1. 70B tensor-parallel inference" in decode[2]
+
+
+def test_utilisation_row_separates_nccl_kernels_from_host_gaps():
+    row = _row("low gpu utilisation")
+    assert "NCCL kernel" in row[1] and "host" in row[1]
+    assert "the step spends its time moving data, not computing" not in row[1]
+
+
+def test_growing_step_time_points_at_the_node_boundary_not_amdahl():
+    row = _row("step time grows")
+    assert "NICs' speed" in row[1]
+    assert "*The NVLink-domain boundary*" in row[2] and "Amdahl" not in row[2]
+
+
+def test_peer_copy_row_reads_the_topology_matrix_right():
+    row = _row("gpu-to-gpu copies")
+    assert "`NV#`" in row[1] and "peer access not enabled" in row[1]
+    assert "different CPU sockets" not in row[1]
+    for word in ("PIX", "PXB", "PHB", "NODE", "SYS"):
+        assert word in row[1]
+
+
+def test_bits_versus_bytes_is_a_misreading_not_a_cause_of_slowness():
+    assert "bits" not in _row("fast inside a node")[1]
+    assert "*What does the kernel path cost?*" in _row("fast inside a node")[2]
+    assert "400 Gb/s read as 400 GB/s" in _row("allreduce \"bandwidth\"")[1]
+
+
+def test_map_says_where_it_simplifies_the_host_side_and_the_chapter_split():
+    md = "\n".join(_md("00_start_here"))
+    assert "two sockets with four GPUs" in md and "its own NIC" in md
+    assert "Chapters 1–6 are" not in md and "Chapters 1–5 are" in md
+    assert "chapter 7, with\nits two labs, about an hour" in md
