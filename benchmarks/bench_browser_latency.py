@@ -215,9 +215,33 @@ def _measure_play(page, explorer, seconds):
             "max_lag_s": max(lags) if lags else None}
 
 
-def _open_and_measure(page, url, notebook, args):
+def _start(module, root, calls):
+    """A Lab over the benchmark's notebooks: ``make lab`` in a copy of the course
+    (``lab_session.lab_checkout``) where that checkout has it, else the older
+    harness (a Lab over a folder of notebooks, fixed token)."""
+    if hasattr(module, "lab_checkout"):
+        checkout = module.lab_checkout(root)
+        folder = checkout / "notebooks" / "bench"
+    else:
+        checkout, folder = root, root / "notebooks"
+    folder.mkdir(parents=True)
+    for i, (_ch, name, call) in enumerate(calls):
+        (folder / f"{i:02d}_{name}.ipynb").write_text(json.dumps(_notebook(call)))
+    if hasattr(module, "lab_checkout"):
+        return module.start_lab(checkout, lab_args=("--no-browser",
+                                                    "--LabApp.expose_app_in_browser=True"))
+    return module.start_lab(root, TOKEN)
+
+
+def _notebook_url(lab, notebook):
+    if hasattr(lab, "url"):
+        return lab.url(f"notebooks/bench/{notebook}")
+    return f"{lab[1]}/lab/tree/{notebook}?token={TOKEN}&reset"
+
+
+def _open_and_measure(page, lab, notebook, args):
     """Open one explorer's notebook, run it, measure its moves (and its Play)."""
-    page.goto(f"{url}/lab/tree/{notebook}?token={TOKEN}&reset",
+    page.goto(_notebook_url(lab, notebook),
               wait_until="domcontentloaded", timeout=60_000)
     page.wait_for_function(
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
@@ -293,11 +317,7 @@ def main(argv=None) -> int:
                 module.free_port = lambda port=args.port + k: port
             root = pathlib.Path(tempfile.mkdtemp(prefix="bench-browser-"))
             roots.append(root)
-            (root / "notebooks").mkdir()
-            for i, (_ch, name, call) in enumerate(calls):
-                (root / "notebooks" / f"{i:02d}_{name}.ipynb").write_text(
-                    json.dumps(_notebook(call)))
-            labs[label] = module.start_lab(root, TOKEN)
+            labs[label] = _start(module, root, calls)
         rows = []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=lab_session.CHROMIUM,
@@ -310,7 +330,7 @@ def main(argv=None) -> int:
                 for label in order:
                     page = browser.new_page(viewport={"width": 1400, "height": 1000})
                     try:
-                        row[label] = _open_and_measure(page, labs[label][1],
+                        row[label] = _open_and_measure(page, labs[label],
                                                        f"{i:02d}_{name}.ipynb", args)
                     finally:
                         try:
@@ -327,7 +347,8 @@ def main(argv=None) -> int:
     finally:
         for (label, _tree, module) in trees:
             if label in labs:
-                module.stop_lab(labs[label][0])
+                module.stop_lab(labs[label] if hasattr(module, "lab_checkout")
+                                else labs[label][0])
         for root in roots:
             shutil.rmtree(root, ignore_errors=True)
 
