@@ -35,7 +35,7 @@ Examples
 True
 >>> [len(chapter_quiz(c)) >= 2 for c in range(1, 12)] == [True] * 11
 True
->>> chapter_quiz(2)[0].options[1]     # filled from the catalog
+>>> chapter_quiz(2)[0].options[3]     # filled from the catalog
 'P100'
 """
 

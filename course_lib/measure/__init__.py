@@ -128,10 +128,10 @@ from .mpi_allreduce import (allreduce_from_json, allreduce_lab, mpi_available,
 from .mpi_overlap import overlap_from_json, overlap_lab
 from .gpu import gpu_available, gpu_copies_lab
 from .reference import h200_copies
-from .report import Table, fits_table, summary_table
+from .report import Table, fits_table, latency_table, summary_table
 
 __all__ = [
-    "LAB_NAMES", "run_lab", "Table", "summary_table", "fits_table",
+    "LAB_NAMES", "run_lab", "Table", "summary_table", "fits_table", "latency_table",
     "pageable_lab", "batching_lab", "kernel_bypass_lab", "allreduce_lab",
     "explain_kernel_bypass", "cpu_situation",
     "kernel_stream_lab", "explain_stream", "busy_cpus",

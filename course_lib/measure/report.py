@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..analytic import batched_transfer_time_s
-from ..hardware import pcie_bw_per_dir_bytes_per_s
+from ..hardware import LATENCIES, pcie_bw_per_dir_bytes_per_s
 from ..units import format_bandwidth, format_bytes, format_time
 
 __all__ = ["Table", "summary_table", "fits_table", "VARIANT_NAMES"]
@@ -183,3 +183,25 @@ def summary_table(result) -> Table:
         raise ValueError(f"result must come from one of the labs {sorted(_SUMMARIES)}, "
                          f"got lab {result.name!r}") from None
     return make(result)
+
+
+def latency_table(names, caption: str) -> Table:
+    """The catalog's latencies ``names`` as a table: the figure with its unit, what it
+    is (the catalog's note) and where it comes from -- instead of a dict of the
+    catalog's internal names.
+
+    >>> t = latency_table(["cuda_api_call"], "One call into the CUDA runtime.")
+    >>> t.header
+    ['cl.latency_s name', 'time', 'what it is', 'source']
+    >>> latency_table(["no_such_figure"], "x")
+    Traceback (most recent call last):
+    ...
+    ValueError: names: 'no_such_figure' is not in the catalog's latencies (cl.LATENCIES)
+    """
+    rows = []
+    for name in names:
+        if name not in LATENCIES:
+            raise ValueError(f"names: {name!r} is not in the catalog's latencies (cl.LATENCIES)")
+        fact = LATENCIES[name]
+        rows.append([name, format_time(fact.value), fact.note, fact.source])
+    return Table(caption, ["cl.latency_s name", "time", "what it is", "source"], rows)
