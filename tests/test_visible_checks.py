@@ -134,3 +134,29 @@ def test_the_usual_wrong_answers_fail_with_their_hint(a, tmp_path):
     for letter in set(parts_of(nbformat.read(REPO / "exercises" / a / f"{a}.ipynb", 4))) - \
             set(expect):
         assert f"Part {letter}: passed" in printed, letter      # the right parts say so
+
+
+def test_a_noisy_measurement_with_alpha_below_zero_loses_nothing(tmp_path):
+    """pinned_vs_pageable asks for the fit as it comes ("do not clip alpha").  On a busy
+    machine the resident fit's intercept can come out below zero, and Part E's check once
+    required n_half > 0: an honest submission lost a point to noise (seen in CI).  Here the
+    instructor's solution, hidden tests included, runs on such a measurement."""
+    a = "pinned_vs_pageable"
+    folder = tmp_path / a
+    shutil.copytree(REPO / "solutions" / a, folder)
+    path = folder / f"{a}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    run = next(c for c in nb.cells if "measure.run_lab(" in c.source)
+    # resident: T = -20 us + D / 8 GB/s; staged: T = 5 us + D / 3 GB/s (sizes 1 MiB..64 MiB)
+    run.source = (
+        "from course_lib.measure.harness import LabResult\n"
+        "_sizes = [2**20, 2**22, 2**24, 2**26]\n"
+        "res = LabResult('pageable', records=[\n"
+        "    dict(variant=v, n_bytes=d, median_s=a + d / b)\n"
+        "    for v, a, b in (('resident', -20e-6, 8e9), ('staged', 5e-6, 3e9)) for d in _sizes])\n")
+    nbformat.write(nb, path)
+    failed, printed = validate(path)
+    assert failed == {}, {k: v[-400:] for k, v in failed.items()}
+    for letter in "ABCDEF":
+        assert f"Part {letter}: passed" in printed, (letter, printed)
+    assert "-" in printed.split("Part E: passed")[0].split("resident: alpha = ")[1].split(",")[0]
