@@ -63,7 +63,7 @@ from .topology import fully_connected_topology, link_count
 from .traffic import barrier_step_time_s, straggler_phase_times_s
 from .units import check_choice, check_int, format_bandwidth, format_bytes, format_time
 
-__all__ = ["chapter_quiz", "myths", "interview_questions", "question_fixes", "glossary",
+__all__ = ["chapter_quiz", "myths", "interview_questions", "question_fixes", "source_label", "glossary",
            "languages", "EVIDENCE", "QUIZ_VALUES",
            "Myth", "MYTHS", "myth", "myth_keys", "INTERVIEW_QUESTIONS", "CHAPTER_QUESTIONS",
            "QUESTION_FIXES", "GLOSSARY", "NEXT", "calibration_rows",
@@ -520,6 +520,24 @@ def _gather(key: str, lang: str) -> list[tuple[int, object]]:
 def interview_questions(lang: str = "en") -> list[Question]:
     """The twenty interview questions (10 from each seed): chapter 11's quiz."""
     return chapter_quiz(11, lang)
+
+
+#: How a learner sees an article's key ("seed 000" is how the content bank files it).
+ARTICLES = {"seed 000": "the communication article", "seed 003": "the NVLink article"}
+
+
+def source_label(source: str) -> str:
+    """A content-bank source as a learner reads it: the article by its subject.
+
+    >>> source_label("seed 003, 面试题 Q9")
+    'the NVLink article, 面试题 Q9'
+    >>> source_label("seed 000, 常见误区 #2")
+    'the communication article, 常见误区 #2'
+    """
+    for key, name in ARTICLES.items():
+        if source.startswith(key):
+            return name + source[len(key):]
+    return source
 
 
 def question_fixes(lang: str = "en") -> dict[str, str]:
