@@ -32,7 +32,7 @@ WRONG = {
          ("part_d", "return algbw_bytes_per_s(n_bytes, time_s) * 2 * (n_ranks - 1) / n_ranks",
           "return algbw_bytes_per_s(n_bytes, time_s)")],
         {"C": "bidirectional bandwidth", "D": "busbw is not algbw",
-         "E": "seed's method"}),          # E compares with C's time, which is now the seed's
+         "E": "article's method"}),       # E compares with C's time, which is now the article's
     "scaling_limits": (
         [("part_a", "return 1 / ((1 - p) + p / n)", "return 1 / (p + (1 - p) / n)"),
          ("part_d", "grad_bytes = cl.gradient_bytes(7e9, 2)",
