@@ -523,7 +523,7 @@ def interview_questions(lang: str = "en") -> list[Question]:
 
 
 #: How a learner sees an article's key ("seed 000" is how the content bank files it).
-ARTICLES = {"seed 000": "the communication article", "seed 003": "the NVLink article"}
+ARTICLES = {"seed 000": "the heterogeneous-communication article", "seed 003": "the NVLink article"}
 
 
 def source_label(source: str) -> str:
@@ -532,7 +532,7 @@ def source_label(source: str) -> str:
     >>> source_label("seed 003, 面试题 Q9")
     'the NVLink article, 面试题 Q9'
     >>> source_label("seed 000, 常见误区 #2")
-    'the communication article, 常见误区 #2'
+    'the heterogeneous-communication article, 常见误区 #2'
     """
     for key, name in ARTICLES.items():
         if source.startswith(key):

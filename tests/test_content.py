@@ -525,7 +525,7 @@ def test_what_a_learner_reads_names_the_articles_not_the_bank_keys():
     assert [t for t in texts if re.search(r"\bseeds?\b", t, re.I)] == []
     labels = [content.source_label(k) for k in content.QUESTION_FIXES]
     labels += [content.source_label(m.source) for m in content.MYTHS]
-    assert labels and all(lb.startswith(("the NVLink article", "the communication article"))
+    assert labels and all(lb.startswith(("the NVLink article", "the heterogeneous-communication article"))
                           for lb in labels), labels
     ch11 = json.loads((REPO / "notebooks" / "11_rumours_and_interviews.ipynb").read_text())
     code = "\n".join("".join(c["source"]) for c in ch11["cells"] if c["cell_type"] == "code")
