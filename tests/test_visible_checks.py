@@ -42,6 +42,10 @@ WRONG = {
         [("part_b", "return n * n / (4 * (n - 1))", "return n / 4"),
          ("part_e", "4 * other_nodes", "2 * other_nodes")],
         {"B": "averaged over 8 partners", "E": "4 links"}),
+    "pinned_vs_pageable": (
+        [("part_e", "n_half_resident_bytes = alpha_resident_s * bw_resident_bytes_per_s",
+          "n_half_resident_bytes = alpha_staged_s * bw_staged_bytes_per_s")],
+        {"E": "resident fit"}),
 }
 ALL = ("ring_allreduce", "hop_counts", "pinned_vs_pageable", "scaling_limits")
 

@@ -108,8 +108,9 @@ Command line: ``python -m course_lib lab NAME [--quick] [--json] [--csv PATH]
 [--save [DIR]] [--no-progress] [--ranks N,N] [--timeout S]``
 (:mod:`course_lib.apps.cli`, the course's one command line).
 
-Taught in chapters 4, 5 and 7; the graded pinned-vs-pageable assignment uses
-:func:`fit_alpha_beta` on the learner's own ``pageable`` numbers.
+Taught in chapters 4, 5 and 7; in the graded pinned-vs-pageable assignment the
+learner fits their own ``pageable`` numbers by ordinary least squares (the lab's
+:func:`fit_alpha_beta`, printed under its table, is weighted and keeps alpha >= 0).
 """
 
 from __future__ import annotations
