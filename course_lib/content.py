@@ -486,6 +486,8 @@ def chapter_quiz(chapter: int, lang: str = "en", source: str | None = None) -> l
 
     >>> [q.source for q in chapter_quiz(11, source="seed 003, 面试题 Q9")]
     ['seed 003, 面试题 Q9']
+    >>> len(chapter_quiz(11, source="the NVLink article"))   # by the article's name too
+    10
     >>> chapter_quiz(12)
     Traceback (most recent call last):
     ...
@@ -498,9 +500,10 @@ def chapter_quiz(chapter: int, lang: str = "en", source: str | None = None) -> l
         raise ValueError(f"chapter {c} has no quiz in lang {lang!r} "
                          f"({_BANK}/{lang}/ch{c:02d}.yaml)")
     if source is not None:
-        picked = [q for q in questions if q.source.startswith(source)]
+        picked = [q for q in questions
+                  if q.source.startswith(source) or source_label(q.source).startswith(source)]
         if not picked:
-            known = sorted({q.source for q in questions if q.source})
+            known = sorted({source_label(q.source) for q in questions if q.source})
             raise ValueError(f"source {source!r} starts no question of chapter {c}; "
                              f"sources are {known}")
         questions = picked

@@ -381,6 +381,8 @@ def test_chapter_quiz_old_names_are_the_same_questions():
     seed0 = content.chapter_quiz(11, source="seed 000")
     seed3 = content.chapter_quiz(11, source="seed 003")
     assert seed0 + seed3 == content.INTERVIEW_QUESTIONS and len(seed0) == len(seed3) == 10
+    assert content.chapter_quiz(11, source="the heterogeneous-communication article") == seed0
+    assert content.chapter_quiz(11, source="the NVLink article") == seed3
 
 
 def test_chapter_quiz_rejects_bad_input_by_name():
@@ -513,20 +515,3 @@ def test_myth_one_does_not_say_rdma_is_the_only_road_between_servers():
     assert "RDMA is the only" not in m.truth
     assert "TCP" in m.truth
 
-
-def test_what_a_learner_reads_names_the_articles_not_the_bank_keys():
-    """The bank files each item under its article's key ("seed 000"); a learner reads
-    prompts, options, explanations, myths and chapter 11's corrections, where the articles
-    are named by their subject (content.source_label)."""
-    texts = [t for c in range(1, 12) for q in content.chapter_quiz(c)
-             for t in (q.prompt, *q.options, q.explanation, *q.why_wrong.values())]
-    texts += [t for m in content.MYTHS for t in (m.claim, m.truth, m.verdict)]
-    texts += list(content.QUESTION_FIXES.values())
-    assert [t for t in texts if re.search(r"\bseeds?\b", t, re.I)] == []
-    labels = [content.source_label(k) for k in content.QUESTION_FIXES]
-    labels += [content.source_label(m.source) for m in content.MYTHS]
-    assert labels and all(lb.startswith(("the NVLink article", "the heterogeneous-communication article"))
-                          for lb in labels), labels
-    ch11 = json.loads((REPO / "notebooks" / "11_rumours_and_interviews.ipynb").read_text())
-    code = "\n".join("".join(c["source"]) for c in ch11["cells"] if c["cell_type"] == "code")
-    assert "source_label(k)" in code and "source_label(m.source)" in code

@@ -14,10 +14,10 @@ import course_lib as cl
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SEED = re.compile(r"seed", re.IGNORECASE)
-#: code-cell uses of the word that are not prose: a random generator's seed, and two
-#: data keys other modules own (the catalog's "dma_setup_seed"; the content bank's
-#: question sources "seed 000" / "seed 003", which chapter 11 selects its quizzes by)
-CODE_ALLOWED = re.compile(r"\bseed=\d+|\"dma_setup_seed\"|source=\"seed 00[03]\"")
+#: code-cell uses of the word that are not prose: a random generator's seed, and a
+#: data key another module owns (the catalog's "dma_setup_seed"); chapter 11 selects its
+#: quizzes by the article's name (content.source_label), not the bank's "seed 000" key
+CODE_ALLOWED = re.compile(r"\bseed=\d+|\"dma_setup_seed\"")
 ANCHOR = "00_start_here.ipynb#The-two-source-articles"
 
 
@@ -78,3 +78,21 @@ def test_chapter_0_explains_the_two_articles_and_every_link_finds_it():
                 assert target == ANCHOR, (path.name, target)
                 links += 1
     assert links >= 8          # the chapters that quote an article point to the note
+
+
+def test_what_a_learner_reads_names_the_articles_not_the_bank_keys():
+    """The bank files each item under its article's key ("seed 000"); a learner reads
+    prompts, options, explanations, myths and chapter 11's corrections, where the articles
+    are named by their subject (cl.content.source_label)."""
+    texts = [t for c in range(1, 12) for q in cl.content.chapter_quiz(c)
+             for t in (q.prompt, *q.options, q.explanation, *q.why_wrong.values())]
+    texts += [t for m in cl.content.MYTHS for t in (m.claim, m.truth, m.verdict)]
+    texts += list(cl.content.QUESTION_FIXES.values())
+    assert [t for t in texts if re.search(r"\bseeds?\b", t, re.I)] == []
+    labels = [cl.content.source_label(k) for k in cl.content.QUESTION_FIXES]
+    labels += [cl.content.source_label(m.source) for m in cl.content.MYTHS]
+    assert labels and all(lb.startswith(("the NVLink article", "the heterogeneous-communication article"))
+                          for lb in labels), labels
+    ch11 = json.loads((ROOT / "notebooks" / "11_rumours_and_interviews.ipynb").read_text())
+    code = "\n".join("".join(c["source"]) for c in ch11["cells"] if c["cell_type"] == "code")
+    assert "source_label(k)" in code and "source_label(m.source)" in code
