@@ -529,17 +529,24 @@ def interview_questions(lang: str = "en") -> list[Question]:
 ARTICLES = {"seed 000": "the heterogeneous-communication article", "seed 003": "the NVLink article"}
 
 
-def source_label(source: str) -> str:
-    """A content-bank source as a learner reads it: the article by its subject.
+#: The same, where a title has little room.
+ARTICLES_SHORT = {"seed 000": "communication article", "seed 003": "NVLink article"}
+
+
+def source_label(source: str, short: bool = False) -> str:
+    """A content-bank source as a learner reads it: the article by its subject
+    (``short``: a title's few words, without the item).
 
     >>> source_label("seed 003, 面试题 Q9")
     'the NVLink article, 面试题 Q9'
     >>> source_label("seed 000, 常见误区 #2")
     'the heterogeneous-communication article, 常见误区 #2'
+    >>> source_label("seed 000, 常见误区 #2", short=True)
+    'communication article'
     """
-    for key, name in ARTICLES.items():
+    for key, name in (ARTICLES_SHORT if short else ARTICLES).items():
         if source.startswith(key):
-            return name + source[len(key):]
+            return name if short else name + source[len(key):]
     return source
 
 

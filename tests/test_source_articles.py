@@ -96,3 +96,22 @@ def test_what_a_learner_reads_names_the_articles_not_the_bank_keys():
     ch11 = json.loads((ROOT / "notebooks" / "11_rumours_and_interviews.ipynb").read_text())
     code = "\n".join("".join(c["source"]) for c in ch11["cells"] if c["cell_type"] == "code")
     assert "source_label(k)" in code and "source_label(m.source)" in code
+
+
+def test_no_seed_in_what_the_drawings_and_explorers_write():
+    """Captions, legends and readouts are string literals in course_lib's drawing and
+    explorer modules; chapter 6's hop caption once said "as the seeds do"."""
+    import ast
+    hits = []
+    for path in sorted((ROOT / "course_lib").glob("draw/*.py")) + \
+            sorted((ROOT / "course_lib").glob("explorers/*.py")) + [ROOT / "course_lib" / "widgets.py"]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                      and n.body and isinstance(n.body[0], ast.Expr)
+                      and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and id(node) not in docstrings and re.search(r"\bseeds?\b", node.value, re.I)):
+                hits.append(f"{path.name}:{node.lineno}: {node.value[:60]!r}")
+    assert hits == [], hits

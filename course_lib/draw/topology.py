@@ -285,7 +285,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
         gpu_hops = T.hops(topo, a, b, count="gpu-hops")
         bw = T.path_bottleneck_bw_bytes_per_s(topo, a, b)
         lines.append(f"GPU {a} → GPU {b}: {hops} hop{'s' if hops != 1 else ''} (links), "
-                     f"{gpu_hops} counting the devices crossed, as the seeds do; slowest link "
+                     f"{gpu_hops} counting the devices crossed, as the articles do; slowest link "
                      f"{format_bandwidth(bw)} "
                      f"per direction")
     side, cut_edges, cut_bw = (None, [], None)

@@ -32,7 +32,7 @@ from ._common import fast_layout, no_minor_ticks, time_formatter
 LATENCY_OPTIONS = [
     ("one copy at a time, waiting for each (7.3 us, H200)", "pcie_small_copy_sync"),
     ("copies queued back to back (2.7 us, H200)", "pcie_small_copy"),
-    ("the seeds' 'DMA setup' (5-10 us)", "dma_setup_seed"),
+    ("the articles' 'DMA setup' (5-10 us)", "dma_setup_seed"),
 ]
 N_GRID = np.unique(np.round(np.logspace(0, 4, 25)).astype(int))
 

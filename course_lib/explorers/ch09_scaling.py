@@ -130,9 +130,9 @@ def _curves(data):
         ylabel = ("speed-up T_1/T_N" if data["regime"] == "strong"
                   else "speed-up (throughput vs 1 GPU)")
         return [(n, "ideal N"), (data["seeds_speedup"],
-                                 "seeds' rule N/(1+(N-1)r), r = 2S/(B T)"),
+                                 "the article's rule N/(1+(N-1)r), r = 2S/(B T)"),
                 (data["model_speedup"], model)], ylabel
-    return [(data["efficiency_seeds"], "seeds' rule"),
+    return [(data["efficiency_seeds"], "the article's rule"),
             (data["efficiency_model"], model)], "scaling efficiency"
 
 
@@ -225,7 +225,7 @@ def readout(data):
     t = data["t_comm_s"]
     if data["regime"] == "strong":
         regime = ("Strong scaling: the compute per GPU shrinks as T/N while the "
-                  "AllReduce does not, so communication takes over. The seeds' rule is "
+                  "AllReduce does not, so communication takes over. The article's rule is "
                   "this model with T_comm = 2S/B (B: a ring's busbw on one node); "
                   f"{_rule_vs_model(data)}. Overlap "
                   "hides communication behind the backward pass only (T_fwd + "
@@ -233,12 +233,12 @@ def readout(data):
     else:
         regime = ("Weak scaling: every GPU keeps its batch, so the nearly flat "
                   "AllReduce costs the same share at every N and throughput grows "
-                  "almost as N. The seeds' rule (a strong-scaling law) does not apply.")
+                  "almost as N. The article's rule (a strong-scaling law) does not apply.")
     return (f"AllReduce: {format_time(t[1])} on 2 GPUs, {format_time(t[3])} on 8, "
             f"{format_time(t[-1])} on 1,024 -- nearly flat inside the node, a step "
-            f"at the node boundary. At 1,024 GPUs: seeds' rule "
+            f"at the node boundary. At 1,024 GPUs: the article's rule "
             f"<b>{data['seeds_speedup'][-1]:.0f}</b>, model "
-            f"<b>{data['model_speedup'][-1]:.0f}</b>. {regime} Seeds' M_total = "
+            f"<b>{data['model_speedup'][-1]:.0f}</b>. {regime} The NVLink article's M_total = "
             f"params x bytes x N = {format_bytes(data['seeds_m_total_bytes'])}: the "
             f"cluster's total traffic is about twice that, but each GPU sends only "
             f"{format_bytes(data['sent_per_gpu_bytes'])}, all at once, so the time "

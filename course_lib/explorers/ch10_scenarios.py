@@ -47,8 +47,8 @@ def _bars(data):
     """Compute and communication times, tick labels and title of the two bars."""
     r = data["result"]
     sides = [r["baseline"], r["improved"]]
-    claim = (f"seed claims x{r['claimed_gain']:.2g}" if r["claimed_gain"]
-             else "seed gives no ratio")
+    claim = (f"the article claims x{r['claimed_gain']:.2g}" if r["claimed_gain"]
+             else "the article gives no ratio")
     return ([s["compute_s"] for s in sides], [s["comm_s"] for s in sides],
             [s["label"][:32] for s in sides],
             f"{r['title']}: model x{r['model_gain']:.2f}, {claim}")

@@ -57,7 +57,7 @@ def plot(data, fig):
     ax.xaxis.set_major_locator(MaxNLocator(5))
     m = data["myth"]
     number = content.myth_keys().index(m.key) + 1
-    ax.set_title(f"Myth {number} (seed {m.source.split()[1].rstrip(',')}): "
+    ax.set_title(f"Myth {number} ({content.source_label(m.source, short=True)}): "
                  f"{m.verdict}; evidence from a {m.kind}", fontsize=9)
 
 
