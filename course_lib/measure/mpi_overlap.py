@@ -16,8 +16,10 @@ on the measured compute and the measured communication of the K buckets
 side (measure itself uses only the model layers below it).
 
 Timing: a barrier starts each step; ``median_s`` is the median over
-``repeats`` steps of the slowest rank's step.  On a busy shared machine the
-spread is part of the result.
+``repeats`` steps of the slowest rank's step.  The worker runs the steps in
+rounds (every variant once per round), so load that comes and goes on a shared
+machine falls on every variant alike.  On a busy shared machine the spread is
+part of the result.
 
 Taught in chapter 8 (Traffic Lights).
 """
@@ -101,7 +103,7 @@ def overlap_lab(n_ranks: int = 2, *, grad_bytes=8 << 20, buckets=None,
     else:
         flavour = flavour_of(launcher_version(mpiexec)) if os.path.isfile(mpiexec) \
             else "mpich"
-    steps = 1 + 3 * len(ks) + 1
+    steps = (1 + 3 * len(ks) + 1) * repeats     # the worker's PROGRESS lines: one a step
     bar = progress_bar(range(steps), total=steps, desc="overlap", disable=not progress)
     ticker = iter(bar)
     try:

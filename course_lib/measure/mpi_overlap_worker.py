@@ -15,8 +15,11 @@ MPI's progress -- as NCCL's kernels progress beside the compute kernels.  (A
 rank that really computed on its one core could not overlap anything: the
 data movement of a shared-memory AllReduce needs the same core.)
 
-Variants, each ``--repeats`` steps after ``--warmup``; a step's time is the
-**slowest rank's** (``MPI.MAX``), each step starts after a barrier:
+Variants, ``--repeats`` steps each after ``--warmup`` rounds; a step's time is the
+**slowest rank's** (``MPI.MAX``), each step starts after a barrier.  The steps run
+in **rounds** -- every variant once per round, in turn -- so a burst of load on a
+shared machine falls on all variants alike instead of on one of them (the sum and
+the overlap are compared with each other and with the communication alone):
 
 ``compute``            forward + backward, no communication
 ``comm-K``             the K buckets' AllReduces alone, back to back
@@ -116,20 +119,23 @@ def main(argv=None) -> int:
     for k in ks:
         plan += [("comm", k), ("sequential", k), ("overlap", k)]
     plan.append(("straggler", max(ks) if 4 not in ks else 4))
-    records = []
-    for i, (kind, k) in enumerate(plan):
-        for _ in range(args.warmup):
+    for _ in range(args.warmup):
+        for kind, k in plan:
             step(kind, k)
-        samples, computes = [], []
-        for _ in range(args.repeats):
+    samples = {v: [] for v in plan}
+    computes = {v: [] for v in plan}
+    done = 0
+    for _ in range(args.repeats):                 # rounds: every variant once, in turn
+        for kind, k in plan:
             t, tc = step(kind, k)
-            samples.append(t)
-            computes.append(tc)
-        records.append({"variant": kind if not k else f"{kind}-{k}", "kind": kind,
-                        "n_buckets": k, "samples_s": samples,
-                        "compute_done_s": computes})
-        if rank == 0:
-            print(f"PROGRESS {i + 1} {len(plan)}", flush=True)
+            samples[kind, k].append(t)
+            computes[kind, k].append(tc)
+            done += 1
+            if rank == 0:
+                print(f"PROGRESS {done} {args.repeats * len(plan)}", flush=True)
+    records = [{"variant": kind if not k else f"{kind}-{k}", "kind": kind,
+                "n_buckets": k, "samples_s": samples[kind, k],
+                "compute_done_s": computes[kind, k]} for kind, k in plan]
     wrong = comm.allreduce(wrong, op=MPI.SUM)
     hosts = comm.gather(MPI.Get_processor_name(), root=0)
     if rank == 0:
