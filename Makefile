@@ -17,7 +17,7 @@ LAB_CMD  = $(LAB_ENV) jupyter lab --ServerApp.root_dir=$(CURDIR) --port=$(PORT) 
 PORT   ?= 8888
 LAB_ARGS ?=
 
-.PHONY: lab lock test setup browser openmpi bubblewrap fonts learner-lab instructor-lab site clean-venv release autograde doctor bench node hub hub-stop slides
+.PHONY: lab lock test setup browser openmpi bubblewrap fonts learner-lab instructor-lab site clean-venv release autograde doctor bench node hub hub-stop slides prose
 
 # Every Python package at the exact version in requirements.lock (made by `make lock`
 # with uv's pip compile from pyproject.toml's ranges; tested together by `make test`).
@@ -96,6 +96,9 @@ hub: $(VENV)/.hub-installed node  ## a JupyterHub for a workshop on this machine
 
 hub-stop:  ## stop the workshop hub and every learner's server (HUB_ARGS=--purge: delete the users too)
 	$(PY) -m course_lib hub --state-dir $(HUB_STATE) stop $(HUB_ARGS)
+
+prose: setup  ## rewrite every number bound in the chapters' prose from course_lib/values (--check: the tests)
+	$(PY) -m course_lib.apps.prose
 
 slides: setup node  ## static reveal.js decks of every chapter in _slides/ (offline)
 	$(PY) scripts/build_slides.py _slides

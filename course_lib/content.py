@@ -61,6 +61,7 @@ from .hardware import (FUTURE_LINKS, NVLINK_GENERATIONS, calibration_data_path,
 from .quiz import Question
 from .topology import fully_connected_topology, link_count
 from .traffic import barrier_step_time_s, straggler_phase_times_s
+from .values import chapter_values
 from .units import check_choice, check_int, format_bandwidth, format_bytes, format_time
 
 __all__ = ["chapter_quiz", "myths", "interview_questions", "question_fixes", "source_label", "glossary",
@@ -341,85 +342,11 @@ EVIDENCE: dict[str, Callable[[], dict]] = {
 
 
 # ---------------------------------------------------------------------------
-# quiz values: the catalog's numbers, formatted, for the {name} fields of the
-# chapter files that say ``values: chNN``
+# named values: every chapter's computed numbers live in course_lib/values/chNN.py
+# (its quiz fills {name} fields from them, its notebook binds its prose to them)
 # ---------------------------------------------------------------------------
-def _values_ch01():
-    return {"utilisation": f"{effective_utilisation(0.3, 0.1):.0%}"}
-
-
-def _values_ch02():
-    h100 = gpu("H100")
-    total = h100.nvlink_bw_per_dir_bytes_per_s
-    return {"first_gpu": NVLINK_GENERATIONS[1].gpu,
-            "h100_link": format_bandwidth(h100.nvlink_per_link_per_dir_bytes_per_s),
-            "h100_total": format_bandwidth(total),
-            "h100_bidir": format_bandwidth(h100.nvlink_bw_bidir_bytes_per_s),
-            "b200_bidir": format_bandwidth(gpu("B200").nvlink_bw_bidir_bytes_per_s),
-            "nvlink_over_pcie": f"{total / pcie_bw_per_dir_bytes_per_s(h100.pcie_gen):.0f}"}
-
-
-def _values_ch03():
-    nvlink = gpu("H100").nvlink_bw_per_dir_bytes_per_s
-    pcie = pcie_bw_per_dir_bytes_per_s(5)
-    d_star = route_crossover_bytes(route_parameters("p2p-nvlink", gpu="H100", nvlink_links=1),
-                                   route_parameters("p2p-staged", gpu="H100"))
-    return {"ratio": f"{nvlink / pcie:.0f}", "ratio_1f": f"{nvlink / pcie:.1f}",
-            "h100_total": format_bandwidth(nvlink), "pcie5": format_bandwidth(pcie),
-            "crossover": format_bytes(d_star),
-            "staged_delivered": format_bandwidth(pcie / 2),
-            "one_link": format_bandwidth(gpu("H100").nvlink_per_link_per_dir_bytes_per_s),
-            "two_links": format_bandwidth(2 * gpu("H100").nvlink_per_link_per_dir_bytes_per_s)}
-
-
-def _values_ch04():
-    alpha = latency_s("pcie_small_copy_sync")
-    bw = host_copy_bw_bytes_per_s(5, "pinned", measured=True)
-    return {"alpha": format_time(alpha),
-            "one_by_one": format_time(batched_transfer_time_s(1000, 4096, bw, alpha,
-                                                              batched=False)),
-            "batched": format_time(batched_transfer_time_s(1000, 4096, bw, alpha)),
-            "alpha_x1000": format_time(1000 * alpha),
-            "gather": format_time(pageable_extra_time_s(1000 * 4096))}
-
-
-def _values_ch05():
-    ndr = nic("NDR")
-    bw = ndr.bw_per_dir_bytes_per_s
-    rtt = fibre_rtt_s(1000)
-    return {"nic": ndr.name, "nic_gbit": f"{ndr.rate_gbit_per_s:g}",
-            "nic_bw": format_bandwidth(bw), "nic_bw_x8": format_bandwidth(bw * 8),
-            "nic_bw_x2": format_bandwidth(bw * 2), "nic_bw_half": format_bandwidth(bw / 2),
-            "rtt_1km": format_time(rtt), "rtt_1m": format_time(rtt / 1000),
-            "rtt_1000km": format_time(rtt * 1000)}
-
-
-def _values_ch06():
-    return {"mesh_links": str(link_count(fully_connected_topology(8))),
-            "dgx2_nvswitches": str(system("DGX-2").nvswitches)}
-
-
-#: Values key (as a chapter file names it) -> ``values() -> dict`` of strings.
-def _values_ch10():
-    from .predict import predict_collective
-    from .scenarios import roce_training_1024, tp_token_latency
-
-    roce = roce_training_1024()
-    return {"cut": f"{tp_token_latency()['ttft_cut']:.1%}",
-            "cut_short": f"{tp_token_latency(load=0.25)['ttft_cut']:.1%}",
-            "cut_long": f"{tp_token_latency(load=100)['ttft_cut']:.1%}",
-            "cut_fast": f"{tp_token_latency(efficiency=0.9)['ttft_cut']:.0%}",
-            "cut_nccl": f"{tp_token_latency()['nccl_ttft_cut']:.0%}",
-            "pcie4": format_bandwidth(pcie_bw_per_dir_bytes_per_s(4)),
-            "bound": format_time(roce["rdma_allreduce_s"]),
-            "nccl": format_time(roce["nccl_estimate_s"])}
-
-
 QUIZ_VALUES: dict[str, Callable[[], dict]] = {
-    "ch01": _values_ch01, "ch02": _values_ch02, "ch03": _values_ch03,
-    "ch04": _values_ch04, "ch05": _values_ch05, "ch06": _values_ch06,
-    "ch10": _values_ch10,
-}
+    f"ch{c:02d}": (lambda c=c: chapter_values(c)) for c in range(0, 12)}
 
 
 # ---------------------------------------------------------------------------

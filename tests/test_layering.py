@@ -19,6 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "course_lib"
 LAYERS = {
     "units": 0, "hardware": 1, "topology": 2, "analytic": 3, "predict": 4, "calibrating": 4.2,
     "sim": 5, "plots": 6, "draw": 6.5, "widgets": 7, "quiz": 7.5,
+    "values": 7.8,  # every chapter's computed numbers (course_lib/values/chNN.py)
     "content": 8,  # the content bank: quizzes, myths, glossary (data files + evidence)
     "explorers": 9,
     "traffic": 3.2,  # closed-form models for chapter 8
