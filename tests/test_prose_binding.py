@@ -58,13 +58,13 @@ def test_a_stale_bound_number_is_found_and_rewritten(tmp_path):
 
 
 def test_another_chapters_value_binds_by_its_full_name(tmp_path):
-    path = _notebook(tmp_path, "<!--v:ch03.pcie5-->?<!--/v-->", name="09_test.ipynb")
+    path = _notebook(tmp_path, "PCIe: <!--v:ch03.pcie5-->?<!--/v-->", name="09_test.ipynb")
     (diff,) = prose.bind_notebook(path)
     assert diff.value == values.value("ch03.pcie5")
 
 
 def test_an_unknown_value_name_is_an_error_that_names_it(tmp_path, capsys):
-    path = _notebook(tmp_path, "<!--v:no_such_value-->1 ms<!--/v-->")
+    path = _notebook(tmp_path, "takes <!--v:no_such_value-->1 ms<!--/v-->")
     assert prose.main(["--check", str(path)]) == 1
     assert "'ch03.no_such_value' is not defined" in capsys.readouterr().err
 
@@ -95,3 +95,5 @@ def test_a_marker_at_the_start_of_a_line_is_refused(tmp_path):
     path = _notebook(tmp_path, "text\n<!--v:pcie5-->63 GB/s<!--/v--> is **the** rate")
     with pytest.raises(ValueError, match="may not start a line"):
         prose.bind_notebook(path)
+    with pytest.raises(ValueError, match="may not start a line"):
+        prose.bind_notebook(_notebook(tmp_path, "- <!--v:pcie5-->63 GB/s<!--/v--> each way"))

@@ -61,6 +61,7 @@ NUMBER = re.compile(r"(?<![\w.\-/])[-−]?\d+(?:[.,]\d+)*(?:\s|&nbsp;|\\,)?\s*(?
                     + r")(?![\w/])")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 _CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)
+_LINE_START = re.compile(r"^\s*(?:(?:[-*+>]|\d+[.)])\s+)*<!--(?:v|cite):")
 _POW2_SIZE = re.compile(r"^(\d+)\s*(?:KiB|MiB|GiB|TiB)$")
 
 
@@ -95,7 +96,7 @@ def bind_text(text: str, namespace: str) -> tuple[str, list[tuple[str, str, str]
     """``text`` with every bound span rewritten; and the ``(name, old, new)`` that changed."""
     changes = []
     for line in text.splitlines():
-        if line.lstrip().startswith(("<!--v:", "<!--cite:")):
+        if _LINE_START.match(line):
             raise ValueError(f"a bound or cited number may not start a line (Markdown would read "
                              f"the line as raw HTML and drop its formatting): {line.strip()[:60]!r}")
 
