@@ -47,6 +47,8 @@ from typing import Callable
 from functools import lru_cache
 from importlib import resources
 
+import re
+
 import yaml
 
 from .analytic import (batched_transfer_time_s,
@@ -389,8 +391,23 @@ def _index(letter: str, chapter: int) -> int:
     return _LETTERS.index(letter)
 
 
+#: ``{cite:source|600 GB/s}`` in the bank: a figure the course quotes (an article's claim, a
+#: public measurement), shown as its text; the scanner (course_lib.apps.prose) counts it as cited.
+CITE_FIELD = re.compile(r"\{cite:([^|{}]+)\|([^{}]+)\}")
+
+
+def uncite(text: str) -> str:
+    """``text`` with every ``{cite:source|figure}`` shown as its figure.
+
+    >>> uncite("the article says {cite:the NVLink article|600 GB/s}")
+    'the article says 600 GB/s'
+    """
+    return CITE_FIELD.sub(r"\2", text)
+
+
 def _question(entry: dict, values: dict | None, chapter: int) -> Question:
     def fill(text):
+        text = uncite(text)
         try:
             return text if values is None else text.format_map(values)
         except KeyError as err:
@@ -489,7 +506,7 @@ def glossary(lang: str = "en") -> list[tuple[str, str, str, int]]:
 
 def myths(lang: str = "en") -> list[Myth]:
     """The eight myths, each with its evidence function from :data:`EVIDENCE`."""
-    return [Myth(m["key"], m["source"], m["claim"], m["verdict"], m["truth"],
+    return [Myth(m["key"], m["source"], uncite(m["claim"]), m["verdict"], uncite(m["truth"]),
                  EVIDENCE[m["evidence"]], m.get("kind", "model"), m.get("chapter", c))
             for c, m in _gather("myths", lang)]
 

@@ -97,3 +97,10 @@ def test_a_marker_at_the_start_of_a_line_is_refused(tmp_path):
         prose.bind_notebook(path)
     with pytest.raises(ValueError, match="may not start a line"):
         prose.bind_notebook(_notebook(tmp_path, "- <!--v:pcie5-->63 GB/s<!--/v--> each way"))
+
+
+def test_the_quiz_bank_cites_with_a_field_the_learner_never_sees():
+    from course_lib import content
+    assert content.uncite("says {cite:the NVLink article|600 GB/s} each way") == "says 600 GB/s each way"
+    assert prose.unbound_numbers(content.CITE_FIELD.sub(" ", "{cite:x|600 GB/s} vs 450 GB/s")) == [
+        "450 GB/s"]

@@ -43,6 +43,7 @@ import sys
 from dataclasses import dataclass
 
 from .. import values as _values
+from ..content import CITE_FIELD
 
 __all__ = ["BOUND", "CITED", "NUMBER", "Difference", "notebook_namespace", "bind_text",
            "bind_notebook", "unbound_numbers", "scan_notebook", "scan_quiz_bank",
@@ -181,7 +182,8 @@ def _strings(node):
 def scan_quiz_bank(lang: str = "en") -> dict[str, list[str]]:
     """Unbound numbers in the quiz bank's learner-facing text, per chapter file
     (``{name}`` fields are bound; the articles' own figures in a question's
-    ``source`` are not text a learner is told is true)."""
+    ``source`` are not text a learner is told is true; ``{cite:source|figure}`` is a quoted
+    figure)."""
     import yaml
 
     out = {}
@@ -189,7 +191,7 @@ def scan_quiz_bank(lang: str = "en") -> dict[str, list[str]]:
         doc = yaml.safe_load(p.read_text(encoding="utf-8"))
         found = []
         for s in _strings(doc):
-            found += unbound_numbers(re.sub(r"\{\w+\}", " ", s))
+            found += unbound_numbers(re.sub(r"\{\w+\}", " ", CITE_FIELD.sub(" ", s)))
         out[p.stem] = found
     return out
 
