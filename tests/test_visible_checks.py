@@ -164,3 +164,34 @@ def test_a_noisy_measurement_with_alpha_below_zero_loses_nothing(tmp_path):
     for letter in "ABCDEF":
         assert f"Part {letter}: passed" in printed, (letter, printed)
     assert "-" in printed.split("Part E: passed")[0].split("resident: alpha = ")[1].split(",")[0]
+
+
+def test_ring_allreduce_accepts_chapter_7s_per_step_latency_in_the_ideal_times(tmp_path):
+    """ring_allreduce Parts C and E ask for "ideal" times.  A student who keeps chapter 7's
+    per-step NCCL hop latency in them (14 steps x a few microseconds on a 54 ms transfer) is
+    off by ~0.2 %: defensible, so it must not lose the parts' 4 points (the hidden tests once
+    asked for 1e-6)."""
+    a = "ring_allreduce"
+    folder = tmp_path / a
+    shutil.copytree(REPO / "solutions" / a, folder)
+    path = folder / f"{a}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    cells = _cells(nb)
+    hop = 'latency_s=cl.latency_s("nccl_hop_nvlink")'
+    for gid, old in (("part_c", "h100.nvlink_bw_per_dir_bytes_per_s)"),
+                     ("part_c", "cl.pcie_bw_per_dir_bytes_per_s(5))"),
+                     ("part_e", "bidir_bw_bytes_per_s)")):
+        assert old in cells[gid].source, (gid, old)
+        cells[gid].source = cells[gid].source.replace(old, old[:-1] + ", " + hop + ")")
+    nbformat.write(nb, path)
+    failed, printed = validate(path)
+    assert failed == {}, {k: v[-400:] for k, v in failed.items()}
+    assert "Part C: passed" in printed and "Part E: passed" in printed
+
+
+def test_scaling_limits_part_c_says_what_no_communication_returns():
+    """Part C's tests (visible and hidden) call max_gpus with t_comm_s = 0; a closed form
+    without a guard divides by zero and loses both points, so the prompt must say it."""
+    nb = nbformat.read(REPO / "exercises" / "scaling_limits" / "scaling_limits.ipynb", as_version=4)
+    prompt = _cells(nb)["part_c_md"].source
+    assert "`t_comm_s = 0`" in prompt and "`n_max`" in prompt.split("`t_comm_s = 0`")[1]
