@@ -22,12 +22,17 @@ if os.environ.get("CI") == "true":
 def notebook_text():
     """``notebook_text("07_sharing_the_load", "markdown")``: the sources of one
     chapter's cells of that kind, joined by newlines (the prose tests check
-    that the numbers in this text are the ones the models give)."""
+    that the numbers in this text are the ones the models give).  Markdown reads
+    as the learner sees it: a bound or cited number (``<!--v:name-->54 ms<!--/v-->``,
+    course_lib.apps.prose) is its text."""
+    from course_lib.apps.prose import shown
+
     folder = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 
     def read(stem: str, kind: str = "markdown") -> str:
         cells = json.loads((folder / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
-        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == kind)
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == kind)
+        return shown(text) if kind == "markdown" else text
 
     return read
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from .. import values as _values
 from ..content import CITE_FIELD
 
-__all__ = ["BOUND", "CITED", "NUMBER", "Difference", "notebook_namespace", "bind_text",
+__all__ = ["BOUND", "CITED", "NUMBER", "Difference", "shown", "notebook_namespace", "bind_text",
            "bind_notebook", "unbound_numbers", "scan_notebook", "scan_quiz_bank",
            "chapter_notebooks", "main"]
 
@@ -139,6 +139,15 @@ def bind_notebook(path, write: bool = False) -> list[Difference]:
     if found and write:
         _write(path, nb)
     return found
+
+
+def shown(text: str) -> str:
+    """Markdown ``text`` as a learner reads it: bound and cited numbers as their text.
+
+    >>> shown("takes <!--v:ring-->54 ms<!--/v-->, not <!--cite:the article-->30 ms<!--/cite-->")
+    'takes 54 ms, not 30 ms'
+    """
+    return CITED.sub(r"\2", BOUND.sub(r"\2", text))
 
 
 def unbound_numbers(text: str) -> list[str]:
