@@ -6,8 +6,9 @@ Prints, per lab: the wall time of the whole lab (the target is <= 60 s on a
 2-core machine), median bandwidths with their spread (IQR), the fitted alpha
 and B, the kernel-bypass stream's socket / shared-memory cost per message on
 a quiet machine, beside two CPU-bound processes, and with both partners and
-the two processes on one CPU (CPU time per message >= 2x in all three, wall
-time >= 2x on the one busy CPU), the
+the two processes on one CPU (wall and CPU time per message >= 2x in all
+three), the kernel-bypass wall-time ratio over several quick runs beside two
+busy processes (median and minimum; every run >= 2x), the
 overlap lab's measured steps beside the model, and the MPI busbw beside the
 ring model.  Exit code 1 if a lab fails, takes longer than ``--limit``, or the
 kernel-bypass ratio falls below 2.
@@ -103,11 +104,27 @@ def report_stream(res):
                   f" ({r['count']} messages a stream)")
     print(f"  socket / shared memory at {s['smallest_n_bytes']} B: wall "
           f"{s['per_message_ratio']:.1f}x, CPU {s['cpu_ratio']:.1f}x")
-    # CPU time per message >= 2x always; the wall time too on one busy core (both
-    # partners and the busy processes on it).  Unpinned on a machine loaded by other
-    # work, the wall ratio depends on when the partners happen to be scheduled
-    # together: reported, not required.
-    return s["cpu_ratio"] >= 2 and (m["cpu"] is None or s["per_message_ratio"] >= 2)
+    # wall and CPU time per message >= 2x, quiet, beside two busy processes and on
+    # one busy core (where the scheduler puts both partners on one CPU the wall
+    # ratio is lowest, about 3x on the 2-core test machine)
+    return s["cpu_ratio"] >= 2 and s["per_message_ratio"] >= 2
+
+
+def stream_beside_busy_processes(runs: int = 8) -> bool:
+    """The kernel-bypass lesson on a loaded machine: ``runs`` quick runs at 8 B, each
+    with two CPU-bound processes beside it (unpinned); the median and the minimum of
+    socket / shared memory in wall time and in CPU time per message."""
+    import statistics
+
+    wall, cpu = [], []
+    for _ in range(runs):
+        res = run_lab("kernel-bypass", quick=True, progress=False, sizes_bytes=(8,), busy=2)
+        wall.append(res.summary["per_message_ratio"])
+        cpu.append(res.summary["cpu_ratio"])
+    print(f"  socket / shared memory at 8 B beside two busy processes, {runs} runs: wall "
+          f"median {statistics.median(wall):.1f}x (min {min(wall):.1f}x), CPU median "
+          f"{statistics.median(cpu):.1f}x (min {min(cpu):.1f}x)")
+    return min(wall) >= 2 and min(cpu) >= 2
 
 
 def report_overlap(res):
@@ -195,6 +212,11 @@ def main(argv=None) -> int:
         keep = set(args.only.split(","))
         labs = [lab for lab in labs if lab[0] in keep]
     failed = False
+    if not args.only or "stream-busy" in args.only.split(","):
+        print("== kernel-bypass stream beside two busy processes")
+        if not stream_beside_busy_processes():
+            print("  FAILED: kernel-bypass below 2x beside two busy processes")
+            failed = True
     if not args.only or "overlap-busy" in args.only.split(","):
         print("== overlap beside two busy processes")
         for size in (None, "16MiB"):

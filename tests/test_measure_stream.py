@@ -22,7 +22,7 @@ def test_records_say_what_each_number_is(res):
         assert r["per_message_s"] == r["median_s"] > 0
         assert r["bw_bytes_per_s"] == pytest.approx(r["n_bytes"] / r["per_message_s"])
         assert 0 <= r["sys_per_message_s"] <= r["cpu_per_message_s"] * 1.01 + 1e-9
-        assert r["count"] >= 1000 and len(r["samples_s"]) == 3
+        assert r["count"] >= 1000 and len(r["samples_s"]) == 3      # one per round
     assert res.metadata["design"] == "one-way stream"
 
 
@@ -53,14 +53,17 @@ def test_every_message_arrives_and_the_partner_is_cleaned_up(cls):
         assert not os.path.exists(f"/dev/shm/{name.lstrip('/')}")
 
 
-def test_two_busy_processes_beside_leave_the_cpu_cost_ratio():
-    """Two CPU-bound processes wherever the scheduler puts them: the CPU time
-    per message (which other work does not inflate) still differs >= 2x.  The
-    wall-time ratio is reported; unpinned on a loaded machine it depends on
-    when the two partners happen to run together."""
-    r = kernel_stream_lab((8,), repeats=3, target_s=0.03, busy=2, progress=False)
+def test_bypass_shows_in_wall_time_beside_two_busy_processes():
+    """Two CPU-bound processes wherever the scheduler puts them (the lab starts
+    and stops them): at 8 B the kernel path still costs >= 2x per message, in
+    wall time (what the stream took, start to end) and in CPU time.  On the
+    2-core test machine the wall ratio was 2.5x..5.7x (median 4.7x) over 40
+    such runs, at least 3.5x in 24 more with two or four further busy
+    processes beside them; lowest where both partners share one CPU (~3x)."""
+    r = kernel_stream_lab((8,), repeats=5, target_s=0.03, busy=2, progress=False)
+    assert r.metadata["busy_processes"] == 2 and r.metadata["cpu"] is None
+    assert r.summary["per_message_ratio"] >= 2, explain_stream(r)
     assert r.summary["cpu_ratio"] >= 2, explain_stream(r)
-    assert r.summary["per_message_ratio"] > 0
 
 
 def test_busy_cpus_start_and_stop():
