@@ -685,7 +685,8 @@ def explain_stream(result: LabResult) -> str:
     if ratio >= 2:
         lines.append("Every message through the kernel pays for entering it twice, a copy "
                      "into and out of a kernel buffer and the socket's bookkeeping; the "
-                     "ring pays for one copy in user space.  RDMA removes the same work "
+                     "ring pays for two copies in user space (into its slot and out of it) and no "
+                     "kernel entry.  RDMA removes the same work "
                      "between machines: the NIC reads and writes the application's memory.")
     else:
         lines.append("The gap is smaller than usual here: compare the CPU time per message "
