@@ -87,9 +87,12 @@ def _notebook(call: str) -> dict:
 
 
 def explorer_calls() -> list[tuple[str, str, str]]:
-    """``(chapter, explorer name, call)`` for every ``.show()`` line of the chapters."""
+    """``(chapter, explorer name, call)`` for every ``.show()`` line of the chapters and of
+    the optional your_cluster notebook."""
     found, seen = [], set()
-    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    paths = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    paths += [p for p in [REPO / "notebooks" / "your_cluster.ipynb"] if p.exists()]
+    for path in paths:
         nb = json.loads(path.read_text(encoding="utf-8"))
         for cell in nb["cells"]:
             if cell["cell_type"] != "code":
@@ -99,7 +102,8 @@ def explorer_calls() -> list[tuple[str, str, str]]:
                 if m and line.strip() not in seen:
                     seen.add(line.strip())
                     name = m.group(1) + ("" if m.group(2) == "explorer" else "." + m.group(2))
-                    found.append((path.stem[:2], name, line.strip()))
+                    chapter = path.stem[:2] if path.stem[:2].isdigit() else path.stem
+                    found.append((chapter, name, line.strip()))
     return found
 
 
