@@ -14,7 +14,10 @@ median per redraw with its diagram; ``--strict`` exits 1 above it.
 
 Part 2 -- each drawing of :mod:`course_lib.draw.collectives` and
 :mod:`course_lib.draw.timeline` alone: median time to build one state and the
-whole animation (what the static edition embeds), and its size in bytes.
+whole animation (what the static edition embeds), and its size in bytes; and
+the drawings of the city (:func:`course_lib.draw.city_map`, its close-ups)
+and chapter 6's road maps, which draw the same GPU glyph.
+``--drawings-only`` skips part 1.
 """
 
 from __future__ import annotations
@@ -96,6 +99,16 @@ def drawing_rows(repeats):
         "hierarchical(2, 8, step=2, cluster)": lambda: C.hierarchical(2, 8, step=2, cluster=clu),
         "hierarchical(4, 8) animated": lambda: C.hierarchical(4, 8),
         "two_way_tracks(H100)": lambda: C.two_way_tracks("H100"),
+        "collective_effect(allgather, 8)": lambda: C.collective_effect("allgather", 8),
+        "tree_chain(8, step=2)": lambda: C.tree_chain(8, step=2),
+        "city_map(H100 x 8, 2 nodes, NDR, route rdma)": lambda: cl.draw.city_map(
+            clu, route="rdma", pair=(0, 8)),
+        "copy_path(pageable)": lambda: cl.draw.copy_path("pageable"),
+        "network_path(rdma)": lambda: cl.draw.network_path("rdma"),
+        "topology_map(two-level 2 x 8, route 0-9)": lambda: cl.draw.topology_map(
+            cl.topology.two_level_topology(2, 8), highlight_pair=(0, 9)),
+        "topology_map(ring 8, route 0-4)": lambda: cl.draw.topology_map(
+            cl.topology.ring_topology(8), highlight_pair=(0, 4)),
         "bucket_timeline, 8 buckets": lambda: T.bucket_timeline([("s", sched)], n_ranks=8),
         "barrier_timeline 8 x 24": lambda: T.barrier_timeline(
             cl.traffic.straggler_phase_times_s(8, 24, 0.01, jitter=0.1, seed=7)),
@@ -114,11 +127,13 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when an explorer's default median is over budget")
+    parser.add_argument("--drawings-only", action="store_true",
+                        help="only part 2: each drawing alone (no explorer redraws)")
     args = parser.parse_args(argv)
 
     from bench_explorers import _floor_explorer
 
-    ex_rows = explorer_rows(args.repeats)
+    ex_rows = [] if args.drawings_only else explorer_rows(args.repeats)
     dr_rows = drawing_rows(args.repeats)
     floor = _floor_explorer()
     floor_wall, floor_cpu = _median(lambda: floor.png(), args.repeats)

@@ -100,12 +100,40 @@ def test_allreduce_more_nics_is_faster_across_nodes():
     assert one.time_s > eight.time_s and eight.n_ranks == one.n_ranks == 128
 
 
-def test_allreduce_bad_size_and_bad_combination_raise():
+def test_allreduce_bad_size_raises_a_refused_algorithm_says_why():
     e = ex("ch07_allreduce.allreduce")
     with pytest.raises(ValueError):
         e.update(n_bytes=2.0**40)
-    with pytest.raises(ValueError):       # NVLS needs an H100-class NVSwitch
-        e.update(algorithm="nvls", system="8x A100, NVSwitch (one DGX A100)")
+    # NVLS needs an H100-class NVSwitch: no error, the readout says so and what runs
+    d = e.update(algorithm="nvls", system="8x A100, NVSwitch (one DGX A100)")
+    assert d["prediction"] is None and "NVLink SHARP" in d["refused"]
+    assert "nvls" not in d["runs_with"] and "ring" in d["runs_with"]
+    assert "nvls does not run allreduce" in e.readout(d)
+
+
+def test_tree_for_another_collective_says_why_and_follows_the_other_controls():
+    """Tree is AllReduce-only (in NCCL and the model): the readout says so and names
+    the algorithms that run, read from predict for the machine on screen; moving
+    the system or the size redraws it (the widget shows no stale error)."""
+    e = ex("ch07_allreduce.allreduce")
+    h100 = e.update(collective="allgather", algorithm="tree")
+    text = e.readout(h100)
+    assert "tree does not run allgather" in text and "'allreduce'" in text
+    assert "Pick <b>ring or nvls</b>" in text                  # H100's NVSwitch has NVLS
+    for a in h100["runs_with"]:                                # each one really runs
+        cl.predict_collective("allgather", h100["n_bytes"], h100["cluster"], a)
+    a100 = e.update(collective="allgather", algorithm="tree",
+                    system="8x A100, NVSwitch (one DGX A100)")
+    assert "Pick <b>ring</b>" in e.readout(a100) and "A100" in e.readout(a100)
+    # on screen: the readout, the figure and the drawing follow the system
+    shots = [e.png(collective="allgather", algorithm="tree", system=s)
+             for s in ("8x H100, NVSwitch (one HGX/DGX H100)",
+                       "8x A100, NVSwitch (one DGX A100)")]
+    assert shots[0][1] != shots[1][1]
+    assert 'data-phase="after"' in e.svg(a100)                 # what AllGather does
+    # back to AllReduce: the tree runs again and is drawn
+    back = e.update(collective="allreduce", algorithm="tree")
+    assert back["refused"] is None and back["prediction"].algorithm == "tree"
 
 
 @pytest.mark.parametrize("n", [2, 3, 5, 8])

@@ -4,8 +4,10 @@ Every picture is SVG text made from the same objects the models use (a
 :class:`course_lib.clusters.Cluster`, a :mod:`course_lib.topology` graph, a
 schedule), so a drawing cannot disagree with a number.  One visual language
 for the whole course lives in :mod:`course_lib.draw.style` (a colour and a
-city name per road kind); :mod:`course_lib.draw.svg` is the small canvas the
-renderers draw on and :class:`Diagram`, what a notebook cell displays.
+city name per road kind) and :mod:`course_lib.draw.glyphs` (one glyph per
+thing: every GPU is the city's factory, :func:`~course_lib.draw.glyphs.gpu_glyph`,
+every buffer numbered chunk boxes); :mod:`course_lib.draw.svg` is the small
+canvas the renderers draw on and :class:`Diagram`, what a notebook cell displays.
 
 Layer: above ``plots`` (it may read the models: units, hardware, topology,
 analytic, clusters, predict, sim), below ``widgets``.
@@ -13,8 +15,10 @@ analytic, clusters, predict, sim), below ``widgets``.
 
 from .style import ROADS, PLACES, road_colour  # noqa: F401
 from .svg import Canvas, Diagram, animate  # noqa: F401
+from .glyphs import chunk_boxes, gpu_glyph  # noqa: F401
 
-__all__ = ["Canvas", "Diagram", "animate", "ROADS", "PLACES", "road_colour"]
+__all__ = ["Canvas", "Diagram", "animate", "ROADS", "PLACES", "road_colour", "gpu_glyph",
+           "chunk_boxes"]
 
 # the city map and routes on it (chapters 0-6)
 from .city import CITY_ROUTES, city_map, copy_path, network_path, route_legs  # noqa: F401,E402

@@ -46,6 +46,7 @@ from ..clusters import cluster as _cluster
 from ..units import check_choice, check_int, check_nonnegative, check_positive
 from ..units import format_bandwidth, format_bytes, format_distance, format_size, format_time
 from .style import NETWORK_MACHINES, PLACES, ROADS
+from .glyphs import fit_text, gpu_glyph
 from .svg import Canvas, Diagram, text_width
 
 __all__ = ["city_map", "copy_path", "network_path", "CITY_ROUTES", "route_legs"]
@@ -67,12 +68,8 @@ def _tw(s: str, size: float) -> float:
 
 
 def _fit(s: str, width: float, size: float) -> str:
-    """``s`` shortened with an ellipsis to fit ``width`` px."""
-    if _tw(s, size) <= width:
-        return s
-    while s and _tw(s + "…", size) > width:
-        s = s[:-1]
-    return s + "…"
+    """``s`` shortened with an ellipsis to fit ``width`` px (:func:`.glyphs.fit_text`)."""
+    return fit_text(s, width, size)
 
 
 def _per_dir(bw: float) -> str:
@@ -362,22 +359,13 @@ def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float
             fy = y
             hl = highlight is not None and rank in highlight
             label = f"factory · GPU {rank} ({g.name})"
-            with cv.group(cls="ic-gpu", data_rank=rank):
-                cv.rect(fx, fy, fw, _FACTORY_H, fill=_place("gpu")[0],
-                        stroke=_MARK if hl else "#2f6f57", width=3.5 if hl else 1.4,
-                        title=label + (", warehouse · HBM " + hbm if hbm else ""))
-                cv.text(fx + fw / 2, fy + 11, "factory", size=11, italic=True, fill="#555")
-                name = f"GPU {rank} · {g.name}"
-                if _tw(name, 11) > fw - 4:
-                    name = f"GPU {rank}"
-                cv.text(fx + fw / 2, fy + 26, name, size=11, weight="bold")
-                cv.rect(fx + 5, fy + 36, fw - 10, 51 if hbm else 39, fill=_place("hbm")[0],
-                        stroke="#6aa88f", width=1, rx=4, cls="ic-hbm",
-                        title=f"warehouse · HBM of GPU {rank}" + (f", {hbm}" if hbm else ""))
-                cv.text(fx + fw / 2, fy + 47, "warehouse", size=11, italic=True, fill="#555")
-                cv.text(fx + fw / 2, fy + 61, "HBM", size=11)
-                if hbm:
-                    cv.text(fx + fw / 2, fy + 75, _fit(hbm, fw - 12, 11), size=11)
+            name = f"GPU {rank} · {g.name}"
+            if _tw(name, 11) * 1.08 > fw - 6:
+                name = f"GPU {rank}"
+            gpu_glyph(cv, fx, fy, fw, _FACTORY_H, name, highlight=hl,
+                      warehouse=["warehouse", "HBM"] + ([hbm] if hbm else []),
+                      title=label + (", warehouse · HBM " + hbm if hbm else ""),
+                      data_rank=rank)
             L.gpu[i] = (fx, fy, fw, _FACTORY_H)
             b0, b1, by = L.bar[L.socket_of[i]]
             gx = fx + fw * 0.3
@@ -1341,16 +1329,8 @@ def copy_path(memory: str = "pageable", *, gpu: str | None = "H100", pcie_gen: i
     gx, gy, gw, gh = W - 10 - W * 0.3, 60, W * 0.3, 120
     gw = min(gw, W - 40 - hx - hw)
     gx = W - 10 - gw
-    with cv.group(cls="ic-gpu"):
-        cv.rect(gx, gy, gw, gh, fill=_place("gpu")[0], stroke="#2f6f57", width=1.4,
-                title=f"factory · {gpu_name}")
-        cv.text(gx + gw / 2, gy + 14, "factory", size=11, italic=True, fill="#555")
-        cv.text(gx + gw / 2, gy + 30, gpu_name, size=11, weight="bold")
-        cv.text(gx + gw / 2, gy + 46, "copy engine (DMA)", size=11)
-        cv.rect(gx + 8, gy + 60, gw - 16, 52, fill=_place("hbm")[0], stroke="#6aa88f",
-                rx=4, cls="ic-hbm", title="warehouse · HBM")
-        cv.text(gx + gw / 2, gy + 78, "warehouse", size=11, italic=True, fill="#555")
-        cv.text(gx + gw / 2, gy + 94, "HBM", size=11)
+    gpu_glyph(cv, gx, gy, gw, gh, gpu_name, lines=["copy engine (DMA)"],
+              warehouse=["warehouse", "HBM"], title=f"factory · {gpu_name}")
     road_y = hy + hh + 26
     cv.path(f"M{src[0] + src[2] / 2:.1f},{src[1] + src[3]:.1f} "
             f"L{src[0] + src[2] / 2:.1f},{road_y:.1f} L{gx + gw / 2:.1f},{road_y:.1f} "
@@ -1501,9 +1481,7 @@ def network_path(kind: str = "rdma", *, nic: str = "NDR", memory: str = "host",
         _box(cv, *mem, "host-memory", ["depot", "host memory"], "ic-host-memory",
              "city hall's depot · host memory")
         gpu = (x0 + 46 + (cw - 56) / 2, y0 + 132, (cw - 56) / 2, 44)
-        with cv.group(cls="ic-gpu"):
-            _box(cv, *gpu, "gpu", ["factory", "GPU · HBM"], None,
-                 "factory · GPU and its warehouse (HBM)")
+        gpu_glyph(cv, *gpu, "GPU · HBM", title="factory · GPU and its warehouse (HBM)")
         nic_w = max(100.0, _tw(f"NIC ({port.name})", 12) + 16)   # the port's name fits
         nic_box = (x0 + cw / 2 - nic_w / 2, y0 + 192, nic_w, 30)
         _box(cv, *nic_box, "nic", ["rail station", f"NIC ({port.name})"], "ic-nic",

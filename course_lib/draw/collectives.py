@@ -45,6 +45,7 @@ from ..analytic import COLLECTIVES, busbw_factor
 from ..topology import double_binary_tree as _dbt_parents
 from ..units import check_int, check_positive
 from .style import CHUNK_COLOURS, NETWORK_MACHINES, PLACES, ROADS
+from .glyphs import chunk_boxes, gpu_glyph
 from .svg import Canvas, Diagram, animate
 
 __all__ = ["ring_allreduce", "ring_allreduce_strip", "ring_state",
@@ -70,34 +71,6 @@ def _chunk_colour(k: int) -> str:
 
 def _check_step(step, last: int) -> int:
     return check_int(step, "step", minimum=0, maximum=last)
-
-
-def _slots(c: Canvas, x, y, fills, colours, w, h, rank, received=(), gap=2,
-           chunks=None, numbers=False):
-    """A row of chunk slots: outline in the chunk's colour, filled from the
-    bottom by the share of the sum it holds; a full slot gets a white tick,
-    a slot that just received data a black border.  ``fills`` holds
-    ``(have, fraction)`` pairs; ``chunks`` the chunk numbers of the slots
-    (default 0, 1, ...), ``received`` those that arrived this step;
-    ``numbers`` writes ``have`` in the slots that are not complete."""
-    chunks = list(range(len(fills))) if chunks is None else list(chunks)
-    for j, (f, col, k) in enumerate(zip(fills, colours, chunks)):
-        xx = x + j * (w + gap)
-        have, frac = f
-        got = k in received
-        with c.group(cls="ic-chunk", data_rank=rank, data_chunk=k, data_have=have):
-            c.rect(xx, y, w, h, fill="#f4f4f4", stroke=_INK if got else col,
-                   width=2.4 if got else 1.2, rx=2)
-            fh = max(frac, 0.0) * (h - 2)
-            if fh > 0:
-                c.rect(xx + 1, y + h - 1 - fh, w - 2, fh, fill=col, stroke="none",
-                       width=0, rx=1)
-            if frac >= 1 - 1e-9 and w >= 9:
-                c.text(xx + w / 2, y + h / 2 + 1, "✓", size=11, fill="white",
-                       weight="bold")
-            elif numbers and have and w >= 12:
-                c.text(xx + w / 2, y + h / 2 + 1, str(have), size=11,
-                       fill="white" if frac > 0.5 else _INK, weight="bold")
 
 
 def _curved_arrow(c: Canvas, x1, y1, x2, y2, bend, colour, width=3.0, head=9,
@@ -252,20 +225,17 @@ def collective_effect(collective: str = "allgather", n: int = 4, root: int = 0,
     xs = (20, width - 20 - box_w)
     for x, label in zip(xs, ("before", "after")):
         c.text(x + box_w / 2, top - 14, label, size=13, weight="bold", fill=_MUTED)
-    fill = PLACES["gpu"][0]
     for r in range(n):
         y = top + r * (box_h + row_gap)
         for x, rows, cols, phase in ((xs[0], before, col_b, "before"),
                                      (xs[1], after, col_a, "after")):
-            with c.group(cls="ic-gpu", data_rank=r, data_phase=phase):
-                c.rect(x, y, box_w, box_h, fill=fill, stroke=_MUTED, width=1.2, rx=6,
-                       title=f"GPU {r}, {phase}")
-                tag = f"GPU {r}" + (" (root)" if collective in ("broadcast", "reduce")
-                                    and r == root else "")
-                c.text(x + 8, y + box_h / 2 + 1, tag, size=11, anchor="start",
-                       weight="bold")
-                _slots(c, x + label_w, y + 6, rows[r], cols[r], slot_w, slot_h, rank=r,
-                       gap=gap, numbers=True)
+            tag = f"GPU {r}" + (" (root)" if collective in ("broadcast", "reduce")
+                                and r == root else "")
+            gpu_glyph(c, x, y, box_w, box_h, tag, align="start",
+                      title=f"factory · GPU {r}, {phase}", data_rank=r, data_phase=phase,
+                      contents=lambda _top, x=x, y=y, rows=rows, cols=cols, r=r: chunk_boxes(
+                          c, x + label_w, y + 6, rows[r], cols[r], slot_w, slot_h, rank=r,
+                          gap=gap, numbers=True))
     mid = (xs[0] + box_w + xs[1]) / 2
     ymid = top + n * (box_h + row_gap) / 2
     _curved_arrow(c, xs[0] + box_w + 14, ymid, xs[1] - 14, ymid, bend=0,
@@ -343,7 +313,7 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink",
     rows = math.ceil(n / per_row)
     slot_w, slot_h = (18, 24) if n <= 8 else (14, 20)
     box_w = per_row * (slot_w + 2) + 18
-    box_h = 24 + rows * (slot_h + 4) + 4
+    box_h = 36 + rows * (slot_h + 4)           # "factory", "GPU r", the chunk boxes
     # adjacent boxes at least ~80 px apart along the chord, so arrows show
     chord = max(box_w, box_h) + (110 if n <= 8 else 70)
     radius = max(150.0, chord / (2 * math.sin(math.pi / n)) if n > 2 else 150.0)
@@ -390,21 +360,20 @@ def _ring_frame(n: int, step: int, title: str = "", road: str = "nvlink",
         _curved_arrow(c, *p0, *p1, bend=-22 if n > 2 else -110, colour=col,
                       width=3.5, label=f"c{m['chunk']}", data_src=m["src"],
                       data_dst=m["dst"], data_chunk=m["chunk"], data_phase=m["phase"])
-    fill, name = PLACES["gpu"][0], PLACES["gpu"][1]
     for r, (x, y) in enumerate(pos):
-        with c.group(cls="ic-gpu", data_rank=r):
-            where = f", node {r // gpn} GPU {r % gpn}" if gpn else ""
-            c.rect(x - box_w / 2, y - box_h / 2, box_w, box_h, fill=fill,
-                   stroke=ROADS[road].colour, width=1.6, rx=7,
-                   title=f"GPU {r} ({name} {r}{where})")
-            c.text(x, y - box_h / 2 + 12, f"GPU {r}", size=12, weight="bold")
-            got = received.get(r, set())
+        where = f", node {r // gpn} GPU {r % gpn}" if gpn else ""
+        got = received.get(r, set())
+
+        def buffer(top, r=r, x=x, got=got):
             for row in range(rows):
                 ks = list(range(row * per_row, min(n, (row + 1) * per_row)))
                 fills = [(int(state["have"][r][k]), state["have"][r][k] / n) for k in ks]
-                _slots(c, x - box_w / 2 + 9, y - box_h / 2 + 24 + row * (slot_h + 4),
-                       fills, [_chunk_colour(k) for k in ks], slot_w, slot_h, rank=r,
-                       received=got, chunks=ks, numbers=True)
+                chunk_boxes(c, x - box_w / 2 + 9, top + row * (slot_h + 4), fills,
+                            [_chunk_colour(k) for k in ks], slot_w, slot_h, rank=r,
+                            received=got, chunks=ks, numbers=True)
+
+        gpu_glyph(c, x - box_w / 2, y - box_h / 2, box_w, box_h, f"GPU {r}", size=12,
+                  title=f"factory · GPU {r}{where}", contents=buffer, data_rank=r)
     # centre: where we are
     c.text(cx, cy - 22, f"step {state['step']} / {state['last_step']}", size=20,
            weight="bold", fill=_INK)
@@ -540,7 +509,7 @@ def ring_allreduce_strip(n: int = 4, columns: int | None = None) -> Diagram:
                 yy = y0 + 26 + r * (slot + 4)
                 c.text(x0 + 8, yy + slot / 2, f"GPU {r}", size=11, anchor="start",
                        fill=_MUTED)
-                _slots(c, x0 + 46, yy, [(int(h), h / n) for h in s["have"][r]],
+                chunk_boxes(c, x0 + 46, yy, [(int(h), h / n) for h in s["have"][r]],
                        [_chunk_colour(j) for j in range(n)], slot, slot, rank=r,
                        received=received.get(r, ()))
     return c.diagram()
@@ -652,12 +621,11 @@ def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
     k = _check_step(step, info["last_step"])
     levels = info["levels"]
     width = max(620.0, min(880.0, 60 + nodes * 64))
-    level_h = 52
+    level_h = 56
     panel_h = 34 + (levels + 1) * level_h
     top = 54
     height = top + 2 * panel_h + 96
     chain = info.get("chain", False)
-    who = "GPU" if chain else "node"
     height -= panel_h * (2 - len(info["trees"]))
     c = Canvas(width, height, title=(f"Tree AllReduce in one node: a chain of {nodes} GPUs"
                                      if chain else f"Double binary tree over {nodes} nodes")
@@ -703,27 +671,31 @@ def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
                 continue
             for a, b in ((v, p), (p, v)):
                 if (t, a, b) in active:
-                    x1, y1, x2, y2 = _trim(xs[a], ys[a], xs[b], ys[b], node_w / 2, 14)
+                    x1, y1, x2, y2 = _trim(xs[a], ys[a], xs[b], ys[b], node_w / 2, 19)
                     _curved_arrow(c, x1, y1, x2, y2, bend=0, colour=col, width=4,
                                   data_src=a, data_dst=b, data_tree=t)
         have = info["have"][k][t]
+        bw = min(24.0, node_w - 8)
         for v in parent:
             x, y = xs[v], ys[v]
-            with c.group(cls="ic-gpu", data_rank=v, data_tree=t):
-                c.rect(x - node_w / 2, y - 14, node_w, 28,
-                       fill=PLACES["gpu" if chain else "nic"][0],
+            star = f"{v}" + ("★" if parent[v] is None else "")
+            role = (" (head)" if chain else " (root)") if parent[v] is None else ""
+
+            def buffer(top, v=v, x=x):
+                chunk_boxes(c, x - bw / 2, top, [(int(have[v]), have[v] / nodes)], [col], bw,
+                            14, rank=v, chunks=[t], numbers=True)
+
+            if chain:               # the chain's members are GPUs
+                gpu_glyph(c, x - node_w / 2, y - 19, node_w, 38, star, story=False, size=12,
+                          title=f"factory · GPU {v}{role}", contents=buffer, data_rank=v,
+                          data_tree=t)
+                continue
+            with c.group(cls="ic-node", data_rank=v, data_tree=t):   # a node (a city)
+                c.rect(x - node_w / 2, y - 19, node_w, 38, fill=PLACES["nic"][0],
                        stroke=ROADS[info.get("road", "network")].colour, width=1.4, rx=6,
-                       title=f"{who} {v}" + ((" (head)" if chain else " (root)")
-                                            if parent[v] is None else ""))
-                frac = have[v] / nodes
-                with c.group(cls="ic-chunk", data_rank=v, data_chunk=t,
-                             data_have=have[v]):
-                    c.rect(x - node_w / 2 + 4, y + 5, node_w - 8, 6, fill="#e2e2e2",
-                           stroke="none", rx=1)
-                    c.rect(x - node_w / 2 + 4, y + 5, (node_w - 8) * frac, 6, fill=col,
-                           stroke="none", rx=1)
-                c.text(x, y - 5, f"{v}" + ("★" if parent[v] is None else ""),
-                       size=12, weight="bold")
+                       title=f"node {v}{role}")
+                c.text(x, y - 8, star, size=12, weight="bold")
+                buffer(y + 0.5)
     y = top + len(info["trees"]) * panel_h + 4
     c.text(14, y, "Bytes each GPU sends per byte of S in this chain (S up and S down "
            "each edge):" if chain else
@@ -734,10 +706,10 @@ def _tree_frame(nodes: int, step: int, info: dict) -> Canvas:
         s = info["sends_per_node"][v]
         c.text(xs[v], y + 18, f"{s:g}", size=11, weight="bold" if s == busiest else None,
                fill="#b00" if s == busiest else _INK)
-    c.text(14, y + 40, "★ = head; the bar under a GPU = share of all GPUs' data summed "
-           "into its copy." if chain else "★ = root; the bar under a node = share of all "
-           "nodes' data summed into its copy of that half.", size=11, anchor="start",
-           fill=_MUTED)
+    c.text(14, y + 40, "★ = head; the box in a GPU = its copy of S: number and fill = how "
+           "many GPUs' data it holds, ✓ = all." if chain else "★ = root; the box in a node = "
+           "its copy of that half: number and fill = how many nodes' data, ✓ = all.",
+           size=11, anchor="start", fill=_MUTED)
     c.legend(14, y + 60, [info.get("road", "network")])
     return c
 
@@ -826,22 +798,20 @@ def nvls_steps(n: int) -> list[list[tuple]]:
     return [[(r, "switch") for r in range(n)], [], [("switch", r) for r in range(n)]]
 
 
-def _stack(c: Canvas, x, y, w, h, members, n, rank):
-    """A buffer drawn as a bar with one coloured band per GPU whose data it holds."""
-    with c.group(cls="ic-chunk", data_rank=rank, data_chunk=0, data_have=len(members)):
-        c.rect(x, y, w, h, fill="#f4f4f4", stroke="#999", width=1, rx=2)
-        bw = (w - 2) / n
-        for m in members:
-            c.rect(x + 1 + m * bw, y + 1, bw, h - 2, fill=_chunk_colour(m),
-                   stroke="none", width=0, rx=0)
-
-
-def _nvls_frame(n: int, step: int, nodes: int = 1) -> Canvas:
+def _nvls_frame(n: int, step: int, nodes: int = 1, memo: dict | None = None) -> Canvas:
+    """One state of NVLS; ``memo`` (one dict for all frames of an animation)
+    keeps the factories of frames 0-2 (they hold the same data) for reuse."""
     k = _check_step(step, 3)
     sends = nvls_steps(n)
     gpu_w = 76 if n <= 8 else 62
+    # each buffer is S cut into n chunks, drawn as the ring draws it
+    per_row = n if n <= 4 else math.ceil(n / 2) if n <= 8 else math.ceil(n / 4)
+    rows = math.ceil(n / per_row)
+    slot_w, slot_h = min(18.0, (gpu_w - 12) / per_row - 2), 16
+    gpu_h = 36 + rows * (slot_h + 3) + 2           # "factory", "GPU r", the chunk boxes
+    gy = 250                                       # the factories' top
     width = max(620.0, 40 + n * (gpu_w + 14))
-    height = 400 + (36 if nodes > 1 else 0)
+    height = gy + gpu_h + 100 + (36 if nodes > 1 else 0)
     of = f" (one node of {nodes})" if nodes > 1 else ""
     c = Canvas(width, height, title=f"In-switch AllReduce (NVLS) of {n} GPUs{of}, "
                f"step {k} of 3")
@@ -856,49 +826,70 @@ def _nvls_frame(n: int, step: int, nodes: int = 1) -> Canvas:
     # the switch spans every GPU's road up to it (no road ends beside the switch)
     sw_w, sw_h = min(width - 32, max(420.0, (n - 1) * (gpu_w + 14) + gpu_w)), 70
     sx, sy = width / 2 - sw_w / 2, 70
-    everyone = list(range(n))
+    colours = [_chunk_colour(j) for j in range(n)]
     with c.group(cls="ic-switch"):
         c.rect(sx, sy, sw_w, sw_h, fill=PLACES["nvswitch"][0],
                stroke=ROADS["nvlink"].colour, width=2, rx=10,
                title="NVSwitch (the central interchange)")
         c.text(width / 2, sy + 18, "NVSwitch — " + PLACES["nvswitch"][1], size=12,
                weight="bold")
-        inside = everyone if k >= 1 else []
-        _stack(c, width / 2 - 110, sy + 34, 220, 22, inside, n, rank="switch")
+        # what has reached the switch: every GPU's data from step 1 on
+        inside = n if k >= 1 else 0
+        bw_ = 16
+        bx = width / 2 - (n * (bw_ + 2) - 2) / 2
+        chunk_boxes(c, bx, sy + 34, [(inside, inside / n)] * n, colours, bw_, 20,
+                    rank="switch", received=range(n) if k == 1 else (), numbers=True)
         if k >= 2:
-            c.text(width / 2 + 126, sy + 45, "Σ", size=18, anchor="start",
+            c.text(bx + n * (bw_ + 2) + 8, sy + 45, "Σ", size=18, anchor="start",
                    weight="bold", fill="#1b6e4f")
-    gy = 300
     xs = [width / 2 + (r - (n - 1) / 2) * (gpu_w + 14) for r in range(n)]
     for r, x in enumerate(xs):                 # the roads up and down
-        c.line(x, gy - 24, x, sy + sw_h + 4, kind="nvlink", width=4, opacity=0.25)
+        c.line(x, gy, x, sy + sw_h + 4, kind="nvlink", width=4, opacity=0.25)
     for a, b in (sends[k - 1] if k else []):
-        r = a if b == "switch" else b
-        x = xs[r]
-        y_gpu, y_sw = gy - 26, sy + sw_h + 6
-        col = _chunk_colour(r) if b == "switch" else ROADS["nvlink"].colour
-        y1, y2 = (y_gpu, y_sw) if b == "switch" else (y_sw, y_gpu)
-        off = -8 if b == "switch" else 8
-        _curved_arrow(c, x + off, y1, x + off, y2, bend=0, colour=col, width=4,
-                      data_src=a, data_dst=b, data_chunk=r if b == "switch" else "sum")
-    for r, x in enumerate(xs):
-        members = everyone if k == 3 else [r]
-        with c.group(cls="ic-gpu", data_rank=r):
-            c.rect(x - gpu_w / 2, gy - 24, gpu_w, 52, fill=PLACES["gpu"][0],
-                   stroke=ROADS["nvlink"].colour, width=1.6, rx=7)
-            c.text(x, gy - 11, f"GPU {r}", size=12, weight="bold")
-            _stack(c, x - gpu_w / 2 + 6, gy + 4, gpu_w - 12, 16, members, n, rank=r)
+        up = b == "switch"
+        x = xs[a if up else b]
+        y_gpu, y_sw = gy - 2, sy + sw_h + 6
+        y1, y2 = (y_gpu, y_sw) if up else (y_sw, y_gpu)
+        off = -8 if up else 8
+        # up: the GPU's whole buffer S (every chunk); down: the sum
+        _curved_arrow(c, x + off, y1, x + off, y2, bend=0,
+                      colour=_INK if up else "#1b6e4f", width=4,
+                      label="S" if up else "Σ", data_src=a, data_dst=b,
+                      data_chunk="all" if up else "sum")
+    done = k == 3
+    if memo is not None and done in memo:      # the same factories as an earlier frame
+        parts, boxes = memo[done]
+        c._parts.extend(parts)
+        c.text_boxes.extend(boxes)
+    first_part, first_box = len(c._parts), len(c.text_boxes)
+    for r, x in enumerate(xs if memo is None or done not in memo else ()):
+        have = n if done else 1
+
+        def buffer(top, r=r, x=x, have=have):
+            for row in range(rows):
+                ks = list(range(row * per_row, min(n, (row + 1) * per_row)))
+                chunk_boxes(c, x - gpu_w / 2 + 6, top + row * (slot_h + 3),
+                            [(have, have / n)] * len(ks), [colours[j] for j in ks], slot_w,
+                            slot_h, rank=r, chunks=ks, numbers=True,
+                            received=ks if k == 3 else ())
+
+        gpu_glyph(c, x - gpu_w / 2, gy, gpu_w, gpu_h, f"GPU {r}", size=12,
+                  title=f"factory · GPU {r}", contents=buffer, data_rank=r)
+    if memo is not None and done not in memo:
+        memo[done] = (c._parts[first_part:], c.text_boxes[first_box:])
     if nodes > 1:          # NCCL's NVLS_TREE: the nodes' sums meet over the network
         with c.group(cls="ic-nvls-nodes", data_nodes=nodes):
-            c.text(16, height - 82, f"One node of {nodes}: across nodes (NCCL's NVLS_TREE) "
+            c.text(16, height - 100, f"One node of {nodes}: across nodes (NCCL's NVLS_TREE) "
                    "the node's sum also crosses the network, on a double", size=11,
                    anchor="start", fill=_INK)
-            c.text(16, height - 66, f"binary tree over the {nodes} nodes, before the "
+            c.text(16, height - 84, f"binary tree over the {nodes} nodes, before the "
                    "switch sends the final sum down (step 3).", size=11, anchor="start",
                    fill=_INK)
-    c.text(16, height - 50, "Bar = a buffer; one colour band per GPU whose data "
-           "it holds (all bands = the full sum).", size=11, anchor="start", fill=_MUTED)
-    c.legend(16, height - 26, ["nvlink"] + (["network"] if nodes > 1 else []))
+    _chunk_key(c, 16, height - 64, n)
+    c.text(16, height - 44, "Number and fill = how many GPUs' data that copy holds; "
+           f"✓ = all {n}; black border = arrived this step.", size=11, anchor="start",
+           fill=_MUTED)
+    c.legend(16, height - 22, ["nvlink"] + (["network"] if nodes > 1 else []))
     return c
 
 
@@ -917,15 +908,16 @@ def nvls(n: int = 8, step: int | None = None,
         part of NCCL's NVLS_TREE and says that the node's sum also crosses
         the network on a tree over the nodes.
 
-    >>> nvls(4, step=3).svg.count('data-have="4"')     # 4 GPUs and the switch
-    5
+    >>> nvls(4, step=3).svg.count('data-have="4"')     # 4 chunks, in 4 GPUs and the switch
+    20
     """
     n = check_int(n, "n", minimum=2, maximum=MAX_RING_GPUS)
     secs = check_positive(seconds_per_step, "seconds_per_step")
     nodes = check_int(nodes, "nodes", minimum=1, maximum=4096)
     if step is not None:
         return _nvls_frame(n, step, nodes).diagram()
-    return animate([_nvls_frame(n, k, nodes).to_svg() for k in range(4)], secs,
+    memo: dict = {}
+    return animate([_nvls_frame(n, k, nodes, memo).to_svg() for k in range(4)], secs,
                    title=f"In-switch AllReduce (NVLS) of {n} GPUs, animated")
 
 
@@ -1083,23 +1075,23 @@ def _hier_frame(info: dict, k: int, cluster=None) -> Canvas:
     have = info["have"][k]
     for r in range(total):
         v, i, x, y = gpu_xy(r)
-        with c.group(cls="ic-gpu", data_rank=r):
-            c.rect(x + 24, y - 11, node_w - 32, 22, fill=PLACES["gpu"][0],
-                   stroke="#9bb", width=1, rx=4, title=f"node {v}, GPU {i} (rank {r})")
-            c.text(x + 30, y, f"GPU {i}", size=11, anchor="start")
-            fills = [(int(h), h / total) for h in have[r]]
-            received = set()
-            if k and any(b == r for _, b in sends):
-                received = ({info["owner"][i]} if k == 2 else set(range(g)))
-            _slots(c, x + 80, y - 8, fills, [_chunk_colour(j) for j in range(g)],
-                   slot, 16, rank=r, received=received if k == 2 else ())
+        fills = [(int(h), h / total) for h in have[r]]
+        received = set()
+        if k and any(b == r for _, b in sends):
+            received = ({info["owner"][i]} if k == 2 else set(range(g)))
+        gpu_glyph(c, x + 24, y - 12, node_w - 32, 24, f"GPU {i}", align="start",
+                  title=f"factory · node {v}, GPU {i} (rank {r})", data_rank=r,
+                  contents=lambda _top, r=r, x=x, y=y, fills=fills, received=received:
+                  chunk_boxes(c, x + 80, y - 8, fills, [_chunk_colour(j) for j in range(g)],
+                              slot, 16, rank=r, received=received if k == 2 else (),
+                              numbers=True))
     y0 = top + node_h + 24
     if k == 2 and N > 2:
         c.text(width - 16, top + node_h + 10, f"each rail is a ring: node {N - 1} "
                f"sends on to {'node 0' if M == N else 'the next node'}", size=11,
                anchor="end", fill=_MUTED)
-    c.text(16, y0, f"Slots = the {g} shards of a buffer; fill = share of all {total}"
-           f"{' drawn' if M > N else ''} GPUs' data summed in that copy; ✓ = complete.",
+    c.text(16, y0, f"Boxes = the {g} shards of a buffer; number and fill = how many of the "
+           f"{total}{' drawn' if M > N else ''} GPUs' data that copy holds; ✓ = all.",
            size=11, anchor="start",
            fill=_MUTED)
     _chunk_key(c, 16, y0 + 22, g)
@@ -1190,11 +1182,8 @@ def two_way_tracks(gpu: str = "H100") -> Diagram:
            "both ways at once (an AllReduce) fills both.", size=12, fill=_MUTED)
     ax, bx, bw, bh = 24, width - 124, 100, 200
     for x, name in ((ax, "A"), (bx, "B")):
-        with c.group(cls="ic-gpu", data_rank=name):
-            c.rect(x, 70, bw, bh, fill=PLACES["gpu"][0], stroke="#888", width=1.6, rx=10,
-                   title=f"GPU {name} ({PLACES['gpu'][1]})")
-            c.text(x + bw / 2, 90, f"GPU {name}", size=13, weight="bold")
-            c.text(x + bw / 2, 108, PLACES["gpu"][1], size=11, fill=_MUTED)
+        gpu_glyph(c, x, 70, bw, bh, f"GPU {name}", size=13,
+                  title=f"factory · GPU {name}", data_rank=name)
     x1, x2 = ax + bw + 4, bx - 4
     rows = [("nvlink", per_dir, 140), ("pcie", pcie, 220)]
     for kind, rate, y in rows:

@@ -27,8 +27,22 @@ __all__ = ["Canvas", "Diagram", "animate"]
 
 def _num(v: float) -> str:
     """Short SVG number: 12, 12.5, 12.25 (no 12.000001)."""
+    if type(v) is int:
+        return str(v)
     r = round(float(v), 2)
-    return str(int(r)) if r == int(r) else f"{r:g}"
+    return str(int(r)) if r.is_integer() else f"{r:g}"
+
+
+_ESCAPED: dict = {}      # short attribute values seen (colours, classes): escaped once
+
+
+def _escape(s: str) -> str:
+    e = _ESCAPED.get(s)
+    if e is None:
+        e = html.escape(s, quote=True)
+        if len(s) <= 32 and len(_ESCAPED) < 4096:
+            _ESCAPED[s] = e
+    return e
 
 
 def _attrs(**kw) -> str:
@@ -37,10 +51,15 @@ def _attrs(**kw) -> str:
         if v is None or v == "":
             continue
         name = _ATTR_NAMES.get(k) or _attr_name(k)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        t = type(v)
+        if t is float or t is int:
             out.append(f'{name}="{_num(v)}"')      # a number needs no escaping
+        elif t is str:
+            out.append(f'{name}="{_escape(v)}"')
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out.append(f'{name}="{_num(v)}"')
         else:
-            out.append(f'{name}="{html.escape(str(v), quote=True)}"')
+            out.append(f'{name}="{_escape(str(v))}"')
     return " ".join(out)
 
 

@@ -33,6 +33,7 @@ from .. import topology as T
 from ..units import check_choice, check_int, check_positive, format_bandwidth
 from .city import _fit, _place_marks, _wrap
 from .style import NETWORK_MACHINES, PLACES, ROADS
+from .glyphs import gpu_glyph
 from .svg import Canvas, Diagram
 
 __all__ = ["topology_map", "layout", "bisection_cut"]
@@ -277,6 +278,11 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
         return W / 2 + (x - cx) * s, 22 + gh / 2 + (y - cy) * s
 
     r_gpu = max(8.0, min(16.0, 220 / max(n, 1)))
+    # half the factory's side: no two factories touch (a gap of a tenth of their distance)
+    pts = [P(r) for r in ranks]
+    closest = min((math.dist(p, q) for i, p in enumerate(pts) for q in pts[:i]),
+                  default=2 * r_gpu)
+    r_gpu = max(7.0, min(r_gpu, 0.45 * closest))
     lines = []
     route = None
     if highlight_pair is not None:
@@ -364,11 +370,10 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
         kd = d.get("kind")
         if kd == "gpu":
             on_route = route is not None and v in (route[0], route[-1])
-            with cv.group(cls="ic-gpu", data_rank=v):
-                cv.circle(x, y, r_gpu, fill=PLACES["gpu"][0],
-                          stroke=_MARK if on_route else "#2f6f57", width=3 if on_route else 1.4,
-                          title=f"factory · GPU {v}")
-                cv.text(x, y + 1, str(v), size=11 if r_gpu >= 10 else 9, weight="bold")
+            # the city's factory at a road map's size: a square with the rank in it
+            gpu_glyph(cv, x - r_gpu, y - r_gpu, 2 * r_gpu, 2 * r_gpu, str(v), story=False,
+                      highlight=on_route, size=11 if r_gpu >= 11 else 9,
+                      title=f"factory · GPU {v}", data_rank=v)
             if hops_from is not None:
                 h = T.hops(topo, hops_from, v, count=count)
                 cv.text(x + r_gpu + 2, y - r_gpu, f"{h}", size=11, anchor="start",

@@ -78,13 +78,42 @@ def _measured(collective, system):
             np.array([r["busbw_GBps"] * 1e9 for r in rows]))
 
 
-def compute(collective, algorithm, system, n_bytes):
-    """Predicted busbw over sizes, the chosen point, and measurements if any."""
+def runs_with(collective, system, n_bytes) -> tuple:
+    """The algorithms of the dropdown that :func:`course_lib.predict.predict_collective`
+    models for this collective on this machine (``"auto"`` first)."""
     clu = cluster(**SYSTEMS[system][0])
-    p = predict.predict_collective(collective, n_bytes, clu, algorithm)
+    out = []
+    for a in CONTROLS["algorithm"]["options"]:
+        try:
+            predict.predict_collective(collective, n_bytes, clu, a)
+        except ValueError:
+            continue
+        out.append(a)
+    return tuple(out)
+
+
+def compute(collective, algorithm, system, n_bytes):
+    """Predicted busbw over sizes, the chosen point, and measurements if any.
+
+    An algorithm the model (as NCCL) does not run for this collective on this
+    machine -- tree for anything but AllReduce, NVLS without an NVLink SHARP
+    switch -- is no error: ``refused`` holds the model's reason and
+    ``runs_with`` the algorithms that do run, and the explorer says so (a bad
+    size still raises)."""
+    clu = cluster(**SYSTEMS[system][0])
+    try:
+        p = predict.predict_collective(collective, n_bytes, clu, algorithm)
+    except ValueError as exc:
+        options = runs_with(collective, system, n_bytes)
+        if algorithm == "auto" or not options:
+            raise
+        return {"collective": collective, "system": system, "cluster": clu,
+                "n_bytes": n_bytes, "algorithm": algorithm, "prediction": None,
+                "refused": str(exc), "runs_with": options}
     busbw, times, algos = _curve(collective, algorithm, system)
     m_bytes, m_busbw = _measured(collective, system)
     return {"collective": collective, "system": system, "cluster": clu,
+            "algorithm": algorithm, "refused": None,
             "n_bytes": n_bytes, "prediction": p, "sizes_bytes": SIZES_BYTES,
             "busbw_bytes_per_s": busbw, "times_s": times, "algorithms": algos,
             "measured_bytes": m_bytes, "measured_busbw_bytes_per_s": m_busbw,
@@ -96,9 +125,22 @@ def _title(data):
     return f"{data['collective']} on {data['cluster'].describe()}"
 
 
+def _pick(data) -> str:
+    """'ring or nvls' from the algorithms that run (auto left out: it picks among them)."""
+    named = [a for a in data["runs_with"] if a != "auto"] or ["auto"]
+    return " or ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
+
+
 def plot(data, fig):
     fast_layout(fig, left=0.1, bottom=0.16)
     ax = fig.add_subplot(1, 1, 1)
+    if data["refused"]:                      # nothing to plot: say why, on the plot too
+        ax.set_axis_off()
+        ax.text(0.5, 0.55, f"{data['algorithm']} does not run {data['collective']}\n"
+                f"on this machine: pick {_pick(data)}", ha="center", va="center",
+                fontsize=11, transform=ax.transAxes, color="#b00")
+        ax.set_title(_title(data), fontsize=9)
+        return {"ax": ax, "refused": True}
     ax.set_xscale("log", base=2)
     no_minor_ticks(ax)
     # power-of-two sizes read in binary units at round ticks (1 KiB, 1 MiB, 1 GiB),
@@ -120,12 +162,14 @@ def plot(data, fig):
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     ax.set_title(_title(data), fontsize=9)
-    return {"ax": ax, "model": model, "measured": measured, "point": point}
+    return {"ax": ax, "model": model, "measured": measured, "point": point, "refused": False}
 
 
 def replot(data, fig, artists):
     """Update :func:`plot`'s artists in place (see :class:`course_lib.widgets.Explorer`);
     a full redraw when measurements appear or disappear (the legend changes)."""
+    if data["refused"] or artists["refused"]:
+        return False
     measured = artists["measured"]
     if bool(len(data["measured_bytes"])) != (measured is not None):
         return False
@@ -143,6 +187,12 @@ def replot(data, fig, artists):
 
 
 def readout(data):
+    if data["refused"]:
+        return (f"<b>{data['algorithm']} does not run {data['collective']} on "
+                f"{data['cluster'].describe()}</b> (the model's reason: {data['refused']}). "
+                f"Pick <b>{_pick(data)}</b>"
+                + (" (or auto, which chooses among them)" if "auto" in data["runs_with"]
+                   and _pick(data) != "auto" else "") + ".")
     p = data["prediction"]
     return (f"<b>{format_bytes(data['n_bytes'], binary=True)}</b>: "
             f"<b>{format_time(p.time_s)}</b> with {p.algorithm}/{p.protocol} "
@@ -161,6 +211,10 @@ def diagram(data):
     levels (the rail step).  Other collectives than AllReduce: what they
     leave in every GPU's buffer, before and after
     (:func:`course_lib.draw.collectives.collective_effect`)."""
+    if data["refused"]:        # what the collective does, whichever algorithm runs it
+        clu = data["cluster"]
+        return drawn.collective_effect(data["collective"],
+                                       min(clu.n_ranks, drawn.MAX_RING_GPUS), of=clu.n_ranks)
     return _algorithm_drawing(data["collective"], data["system"],
                               data["prediction"].algorithm)
 
