@@ -181,7 +181,9 @@ def test_ch08_explorer_says_its_time_leaves_the_forward_pass_out(notebook_text):
 def test_ch09_teaches_its_glossary_terms(notebook_text):
     """The glossary sent learners to chapter 9 for 'gradient compression', which the
     chapter never mentioned."""
-    md = " ".join(notebook_text("09_how_big").split()).lower()
+    from course_lib.apps import prose
+    md = prose.CITED.sub(r"\2", prose.BOUND.sub(r"\2", notebook_text("09_how_big")))
+    md = " ".join(md.split()).lower()
     flat = md.replace("-", " ")
     terms = [en for zh, en, meaning, ch in cl.content.GLOSSARY if ch == 9]
     assert "gradient compression" in terms
