@@ -55,7 +55,8 @@ from .units import (check_choice, check_fraction, check_int, check_positive,
 __all__ = ["SCENARIOS", "LOAD_MEANING", "scenario", "scenario_names", "report_markdown",
            "tp_allreduce_time_s", "hierarchical_allreduce_time_s",
            "tp_inference_70b", "roce_training_1024", "edge_cloud_inference",
-           "dgx_h100_175b", "tp_token_latency", "hpc_halo_exchange"]
+           "dgx_h100_175b", "tp_token_latency", "hpc_halo_exchange",
+           "prefill_flops", "CONTEXT_TOKENS_70B", "ROCE_1024_CASES"]
 
 
 #: The largest workload multiplier a scenario accepts (``load``).
@@ -155,6 +156,10 @@ def tp_inference_70b(load: float = 1.0, efficiency: float = 0.5,
     ``2 P batch / n`` FLOPs, ``T_comp = max(P d / n / B_hbm,
     2 P batch / (n peak eff))``.  Communication: two AllReduces a layer of
     ``batch x hidden x d`` bytes, on the critical path (not overlapped).
+    Left out: the read of each sequence's KV cache (its keys and values of
+    every earlier token), which a decode step also streams from HBM; it
+    grows with the context and would lengthen the compute side and lower the
+    gain, so the model holds for short contexts.
     ``load`` scales the batch.  Seed claim: throughput x3.2, cost -40%.
     ``nccl_gain`` is the same step with NCCL's calibrated AllReduce times
     (:func:`course_lib.predict.predict_collective`) on an 8-GPU PCIe-only
@@ -221,6 +226,9 @@ def tp_inference_70b(load: float = 1.0, efficiency: float = 0.5,
                    f"x{gain_limit:.1f}: maths and AllReduce bytes both grow with it"],
         depends_on=["the batch size (small batches are bound by reading the weights "
                     "and by start-up latency, and gain less)",
+                    "the context length: the model reads the weights but not the KV "
+                    "cache, so it holds for short contexts; long ones add HBM reads to "
+                    "every step and lower the gain",
                     f"what the PCIe baseline was: x3.2 is beyond the line-rate "
                     f"model's limit of x{gain_limit:.1f}, but a PCIe ring as NCCL "
                     f"really runs it is slower than line rate (x{nccl_gain:.1f} at "
@@ -314,10 +322,13 @@ def roce_training_1024(load: float = 1.0, efficiency: float = 0.4,
         {"label": f"RoCEv2 {port.name} (model)", "compute_s": t_comp,
          "comm_s": t_rdma},
         "training throughput (x)", 6.0, rows,
-        plausible=[f"the article's 1.8 s: the line-rate lower bound is "
+        plausible=[f"the article's 1.8 s, on the hardware assumed here ({g.name}s, one "
+                   f"{port.rate_gbit_per_s:g} Gb/s port per GPU: the article names neither): "
+                   f"the line-rate lower bound is "
                    f"{format_time(t_rdma)} and NCCL's estimate {format_time(t_nccl)}, so "
-                   f"1.8 s means RoCE ran at {t_rdma / claimed_rdma_s:.0%} of the bound: "
-                   f"at the ceiling of what these GPUs' PCIe links allow",
+                   + (f"1.8 s means RoCE ran at {t_rdma / claimed_rdma_s:.0%} of line rate"
+                      if t_rdma <= claimed_rdma_s else
+                      "1.8 s is below the line-rate bound: impossible on this hardware"),
                    "kernel bypass helps big transfers too when TCP cannot fill the "
                    "link (CPU copies, single streams)"],
         depends_on=["x6 only if the step was almost all communication: the model's "
@@ -335,6 +346,15 @@ def roce_training_1024(load: float = 1.0, efficiency: float = 0.4,
                "rdma_needed_line_rate_fraction": rdma_needed_fraction,
                "compute_for_x6_s": t_comp_for_x6, "net_bytes_per_gpu": net_bytes,
                "net_bw_per_gpu_bytes_per_s": net_bw})
+
+
+#: The hardware the 1,024-GPU claim may have run on (the article names neither
+#: the GPU nor the port speed): ``(label, gpu_name, nic_name)``.  DGX A100
+#: ships 200 Gb/s ports (ConnectX-6); 400 Gb/s ports came with the H100
+#: generation (ConnectX-7) and are also fitted to A100 servers.
+ROCE_1024_CASES = (("A100, 400 Gb/s ports", "A100", "RoCE-400"),
+                   ("A100, 200 Gb/s ports (DGX A100's rate)", "A100", "RoCE-200"),
+                   ("H100, 400 Gb/s ports", "H100", "RoCE-400"))
 
 
 # ---------------------------------------------------------------------------
@@ -492,17 +512,51 @@ def dgx_h100_175b(load: float = 1.0, efficiency: float = 0.4,
 # ---------------------------------------------------------------------------
 # 5. Tensor-parallel token latency (seed 003)
 # ---------------------------------------------------------------------------
+#: The context window of the 70B model the token-latency scenario describes
+#: (Llama 2 70B: 4,096 tokens; Touvron et al., "Llama 2: Open Foundation and
+#: Fine-Tuned Chat Models", 2023, table 1).
+CONTEXT_TOKENS_70B = 4096
+
+
+def prefill_flops(n_params: float, n_layers: int, hidden: int, prompt_tokens: int) -> float:
+    """Forward-pass FLOPs of a prompt of ``L`` tokens: ``2 P L + 2 n_layer L^2 d_attn``.
+
+    Kaplan et al., "Scaling Laws for Neural Language Models" (arXiv:2001.08361),
+    table 1: a forward pass costs ``2N + 2 n_layer n_ctx d_attn`` FLOPs per
+    token -- the weights' matrix products, and attention's scores and weighted
+    sum over the context (``d_attn`` = ``hidden`` here).  A prompt's token
+    ``i`` attends to ``i`` tokens, on average about ``L/2``; Kaplan's count with
+    ``n_ctx = L`` is the two products (QK^T and A V, ``2 x 2 x L/2 x d`` each
+    way) of that causal average.  Summed over the ``L`` tokens the attention
+    term grows as ``L^2``: negligible for short prompts, dominant for long ones.
+
+    >>> prefill_flops(70e9, 80, 8192, 1) == 2 * 70e9 + 2 * 80 * 8192
+    True
+    """
+    p = check_positive(n_params, "n_params")
+    layers = check_int(n_layers, "n_layers", 1)
+    d = check_int(hidden, "hidden", 1)
+    L = check_int(prompt_tokens, "prompt_tokens", 1)
+    return 2 * p * L + 2 * layers * d * L * L
+
+
 def tp_token_latency(load: float = 1.0, efficiency: float = 0.5,
                      n_params: float = 70e9, n_layers: int = 80,
                      hidden: int = 8192, prompt_tokens: int = 2048,
                      n_gpus: int = 8, gpu_name: str = "A100",
-                     bytes_per_element: int = 2) -> dict:
+                     bytes_per_element: int = 2,
+                     context_tokens: int | None = CONTEXT_TOKENS_70B) -> dict:
     """Time to first token of a 70B model on 8 x A100, NVLink vs PCIe.
 
     Notes
     -----
-    The prompt (prefill) is one big forward pass: ``2 P L / (n peak eff)``
-    FLOPs per GPU, and two AllReduces a layer of ``L x hidden x d`` bytes.
+    The prompt (prefill) is one big forward pass: :func:`prefill_flops`
+    (``2 P L`` for the weights plus attention's ``2 n_layer L^2 hidden``)
+    divided over the ``n`` GPUs at ``peak x eff``, and two AllReduces a layer
+    of ``L x hidden x d`` bytes.  A prompt longer than ``context_tokens`` (the
+    model's context window; ``None``: no limit) is computed but marked:
+    ``beyond_context`` is true and the table and verdict say so -- it describes
+    a hypothetical long-context model of the same shape.
     ``load`` scales the prompt length.  Seed claims: first-token latency
     -60 %, activation exchange time cut to a tenth.  ``nccl_ttft_cut`` is
     the cut with NCCL's calibrated AllReduce times
@@ -519,7 +573,12 @@ def tp_token_latency(load: float = 1.0, efficiency: float = 0.5,
                                                               "prompt_tokens", 1)))
     n = check_int(n_gpus, "n_gpus", 2)
     n_params = check_positive(n_params, "n_params")
-    t_comp = compute_time_s(2 * n_params * L / n, gpu_peak_flops_per_s(gpu_name), e)
+    if context_tokens is not None:
+        context_tokens = check_int(context_tokens, "context_tokens", 1)
+    beyond = context_tokens is not None and L > context_tokens
+    flops = prefill_flops(n_params, n_layers, hidden, L)
+    attention_share = 1 - 2 * n_params * L / flops
+    t_comp = compute_time_s(flops / n, gpu_peak_flops_per_s(gpu_name), e)
     msg = L * hidden * bytes_per_element
     links = _links(gpu_name)
     sides = {}
@@ -536,7 +595,10 @@ def tp_token_latency(load: float = 1.0, efficiency: float = 0.5,
         "allreduce", msg, cluster(gpu_name, gpus_per_node=n, **kw)).time_s
         for kind, kw in (("pcie", {"fabric": "pcie"}), ("nvlink", {}))}
     nccl_cut = 1 - nccl_ttft["nvlink"] / nccl_ttft["pcie"]
-    rows = [("prompt length", f"{L} tokens"),
+    rows = [("prompt length", f"{L} tokens"
+             + (f" (beyond the model's {context_tokens:,}-token context: a hypothetical "
+                "long-context model of the same shape)" if beyond else "")),
+            ("attention's share of the prefill maths", f"{attention_share:.0%}"),
             ("activation per AllReduce", format_bytes(msg)),
             ("exchange time NVLink / PCIe", f"{ratio:.2f}"),
             ("first token, PCIe", format_time(ttft["pcie"])),
@@ -552,15 +614,21 @@ def tp_token_latency(load: float = 1.0, efficiency: float = 0.5,
         sides["pcie"], sides["nvlink"], "first-token speed (x)", 1 / (1 - 0.6), rows,
         plausible=["'a tenth' is the per-direction bandwidth ratio NVLink 3 : PCIe "
                    "Gen4 for large activations",
-                   "a first-token cut of roughly half for long prompts"],
+                   "a first-token cut of roughly half for prompts of a few thousand tokens"],
         depends_on=["the prompt length: short prompts are latency-bound and the ratio "
-                    "is the latency ratio, not the bandwidth ratio",
+                    "is the latency ratio, not the bandwidth ratio; long prompts add "
+                    "attention's maths, which grows as the prompt squared while the "
+                    "AllReduce bytes grow as the prompt, so the cut shrinks"
+                    + (f"; this prompt is longer than the model's {context_tokens:,}-token "
+                       "context" if beyond else ""),
                     "how efficient the maths is (a faster kernel makes communication "
                     "a larger share)",
                     f"how fast the PCIe ring really is: at line rate the cut is "
                     f"{cut:.0%}, with NCCL's calibrated times {nccl_cut:.0%}"],
         uncheckable=["the vendor's deployment and its PCIe baseline"],
-        extra={"exchange_ratio": ratio, "ttft_cut": cut, "nccl_ttft_cut": nccl_cut})
+        extra={"exchange_ratio": ratio, "ttft_cut": cut, "nccl_ttft_cut": nccl_cut,
+               "attention_share": attention_share, "beyond_context": beyond,
+               "context_tokens": context_tokens})
 
 
 # ---------------------------------------------------------------------------

@@ -559,16 +559,18 @@ def size_split():
 
 def test_stated_accuracy_is_the_measured_one(size_split, notebook_text):
     flat = lambda text: " ".join(text.split())  # noqa: E731  (line breaks do not matter)
-    md = flat(notebook_text("your_cluster", "markdown"))     # chapter 7's companion
+    from course_lib.apps import prose
+    md = flat(prose.CITED.sub(r"\2", prose.BOUND.sub(
+        r"\2", notebook_text("your_cluster", "markdown"))))     # chapter 7's companion
     docs = flat((ROOT / "docs" / "your_cluster.md").read_text(encoding="utf-8"))
     err = np.abs([1 / p["ratio"] - 1 for p in size_split])
     spec = np.abs([1 / p["spec_ratio"] - 1 for p in size_split])
-    sizes = (f"within a median of {_pct(np.median(err))} "
+    sizes = (f"miss by a median of {_pct(np.median(err))} "
              f"(90th percentile {_pct(np.percentile(err, 90))})")
     assert sizes in md and sizes in docs
     assert f"against {_pct(np.median(spec))} ({_pct(np.percentile(spec, 90))}) from spec" in md
     e = np.abs([1 / p["ratio"] - 1 for p in C.holdout_points("nodes")])
-    nodes = (f"within a median of {_pct(np.median(e))} "
+    nodes = (f"miss by a median of {_pct(np.median(e))} "
              f"(90th percentile {_pct(np.percentile(e, 90))})")
     assert nodes in md and nodes in docs
     # the band a calibrated prediction carries for other sizes is the 10-90 % of this

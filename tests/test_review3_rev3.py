@@ -14,7 +14,8 @@ from course_lib.explorers import ch10_scenarios
 
 @pytest.fixture(scope="module")
 def ch10(notebook_text):
-    return notebook_text("10_city_at_work")
+    from course_lib.apps import prose
+    return prose.CITED.sub(r"\2", prose.BOUND.sub(r"\2", notebook_text("10_city_at_work")))
 
 
 def _tp(**kw):
@@ -59,13 +60,14 @@ def test_70b_prose_states_the_nccl_gain(ch10):
 
 def test_70b_prose_pcie_ring_busbw_a_fifth_of_line_rate(ch10):
     """The PCIe ring's predicted busbw for the 1 MB messages is about a fifth of line rate."""
-    assert "at about a fifth of that for these 1 MB messages" in ch10
     p = cl.predict_collective("allreduce", 64 * 8192 * 2, cl.cluster("A100", fabric="pcie"))
-    assert abs(p.busbw_bytes_per_s / cl.pcie_bw_per_dir_bytes_per_s(4) - 0.2) < 0.03
+    share = p.busbw_bytes_per_s / cl.pcie_bw_per_dir_bytes_per_s(4)
+    assert abs(share - 0.2) < 0.03
+    assert f"at about {share:.0%} of that for these 1 MB messages".replace("%", " %") in " ".join(ch10.split())
 
 
 def test_70b_h100_answer_states_the_nccl_gain(ch10):
-    assert "gain at batch 64 is\n   about 3.1×" in ch10
+    assert "gain at batch 64 is about 3.1×" in " ".join(ch10.split())
     assert round(_tp(gpu_name="H100")["nccl_gain"], 1) == 3.1
 
 
@@ -87,7 +89,9 @@ def test_edge_kernel_bypass_share_of_round_trip(ch10):
     r = scenarios.edge_cloud_inference()
     saved = r["baseline"]["comm_s"] - r["improved"]["comm_s"]
     assert "saves about 0.1 ms" in ch10 and round(saved, 4) == 0.0001
-    assert "about a sixth of the round trip at 50 km" in ch10
+    share = saved / scenarios.edge_cloud_inference()["baseline"]["comm_s"]
+    assert round(share * 6) == 1                                   # about a sixth
+    assert f"about {share:.0%} of the round trip at 50 km".replace("%", " %") in " ".join(ch10.split())
     assert r["params"]["distance_km"] == 50
     assert round(r["baseline"]["comm_s"] / saved) == 6
     far = scenarios.edge_cloud_inference(distance_km=300)
@@ -126,8 +130,10 @@ def test_ttft_prose_60_percent_needs_no_fast_maths(ch10):
     assert "about −64 % with NCCL's calibrated PCIe times" in ch10
     p = cl.predict_collective("allreduce", r["params"]["prompt_tokens"] * 8192 * 2,
                               cl.cluster("A100", fabric="pcie"))
-    assert "at about half its line rate in bus bandwidth for these 34 MB messages" in " ".join(ch10.split())
-    assert abs(p.busbw_bytes_per_s / cl.pcie_bw_per_dir_bytes_per_s(4) - 0.5) < 0.05
+    share = p.busbw_bytes_per_s / cl.pcie_bw_per_dir_bytes_per_s(4)
+    assert abs(share - 0.5) < 0.05
+    assert (f"at about {share:.0%} of its line rate in bus bandwidth for these 34 MB messages"
+            .replace("%", " %") in " ".join(ch10.split()))
     assert round(r["params"]["prompt_tokens"] * 8192 * 2 / 1e6) == 34
 
 
@@ -135,7 +141,7 @@ def test_ttft_quiz_says_which_model_and_gives_nccl_cut():
     q = cl.content.chapter_quiz(10)[2]
     assert "line-rate model" in q.prompt
     nccl = scenarios.tp_token_latency()["nccl_ttft_cut"]
-    assert f"the cut is {nccl:.0%} at the default 50 % of peak" in q.explanation
+    assert f"the cut is {nccl:.0%} at the default 50 % of peak".replace("% at", " % at") in q.explanation
 
 
 # ---------------------------------------------------------------------------
@@ -181,7 +187,9 @@ def test_ch08_explorer_says_its_time_leaves_the_forward_pass_out(notebook_text):
 def test_ch09_teaches_its_glossary_terms(notebook_text):
     """The glossary sent learners to chapter 9 for 'gradient compression', which the
     chapter never mentioned."""
-    md = " ".join(notebook_text("09_how_big").split()).lower()
+    from course_lib.apps import prose
+    md = prose.CITED.sub(r"\2", prose.BOUND.sub(r"\2", notebook_text("09_how_big")))
+    md = " ".join(md.split()).lower()
     flat = md.replace("-", " ")
     terms = [en for zh, en, meaning, ch in cl.content.GLOSSARY if ch == 9]
     assert "gradient compression" in terms

@@ -18,7 +18,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _prose(text: str) -> str:
-    """Markdown as one line: blockquote markers dropped, whitespace collapsed."""
+    """Markdown as one line: value markers and blockquote markers dropped, whitespace collapsed."""
+    from course_lib.apps import prose
+    text = prose.CITED.sub(r"\2", prose.BOUND.sub(r"\2", text))
     return " ".join(re.sub(r"(?m)^>\s?", "", text).split())
 
 

@@ -206,7 +206,14 @@ def _rule_vs_model(data):
     if below and all(t < data["t_rule_s"] for _, t in below):
         why = (f" (there the predicted AllReduce is shorter than the rule's 2S/B = "
                f"{format_time(data['t_rule_s'])})")
-    narrows = ", where the road narrows to the NICs and the latency steps add up"
+    # the cause, read from the machine: with a NIC per GPU the network carries the
+    # ring as fast as NVLink does on one node, and only the latency steps (and the
+    # tree NCCL picks across many nodes) are left; with fewer NICs the road narrows
+    if data["nics_per_node"] < GPUS_PER_NODE:
+        narrows = ", where the road narrows to the NICs and the latency steps add up"
+    else:
+        narrows = (", where the latency steps add up (with a NIC per GPU the road past "
+                   "the node is not narrower for an AllReduce)")
     if not above:
         return f"past the node it stays below the predicted curve at every N shown{why}"
     if not below:
@@ -226,7 +233,9 @@ def readout(data):
     if data["regime"] == "strong":
         regime = ("Strong scaling: the compute per GPU shrinks as T/N while the "
                   "AllReduce does not, so communication takes over. The article's rule is "
-                  "this model with T_comm = 2S/B (B: a ring's busbw on one node); "
+                  "this model with T_comm = 2S/B (B: the bus bandwidth NCCL's ring reaches on "
+                  f"one node, {format_bandwidth(data['busbw_node_bytes_per_s'])}, not the "
+                  "spec sheet's NVLink rate); "
                   f"{_rule_vs_model(data)}. Overlap "
                   "hides communication behind the backward pass only (T_fwd + "
                   "max(T_bwd, T_comm)).")
