@@ -219,7 +219,7 @@ def main(argv=None) -> int:
             failed = True
     if not args.only or "overlap-busy" in args.only.split(","):
         print("== overlap beside two busy processes")
-        for size in (None, "16MiB"):
+        for size in (None, "32MiB"):
             overlap_beside_busy_processes(grad_bytes=size)   # a figure, not a pass/fail
     for name, report, kw in labs:
         t0 = time.perf_counter()

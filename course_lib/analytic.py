@@ -34,7 +34,7 @@ __all__ = [
     "batched_transfer_time_s", "fibre_rtt_s", "fibre_one_way_s",
     "rdma_transfer_time_s",
     "nvlink_bw_bytes_per_s", "effective_utilisation", "compute_time_s",
-    "ring_allreduce_time_s", "ring_allreduce_bytes_per_rank",
+    "ring_allreduce_time_s", "ring_allreduce_bytes_per_rank", "nvls_allreduce_bytes_per_port",
     "collective_time_s", "hierarchical_allreduce_time_s", "busbw_factor",
     "algbw_bytes_per_s", "busbw_bytes_per_s",
     "gradient_bytes", "iteration_time_s", "comm_speedup", "amdahl_speedup",
@@ -335,6 +335,32 @@ def ring_allreduce_bytes_per_rank(n_bytes: float, n_ranks: int) -> float:
     s = check_nonnegative(n_bytes, "n_bytes")
     n = check_int(n_ranks, "n_ranks", minimum=1, maximum=MAX_RANKS)
     return 2 * (n - 1) / n * s
+
+
+def nvls_allreduce_bytes_per_port(n_bytes: float, n_ranks: int) -> float:
+    """Bytes each GPU's NVLink port carries, each way, in NCCL's NVLS AllReduce.
+
+    Notes
+    -----
+    NCCL splits the buffer into ``n`` slices and makes each GPU the head of
+    one (``NVIDIA/nccl:src/device/all_reduce.h``, ``NCCL_ALGO_NVLS``): the
+    head's multimem load-reduce pulls its slice from all ``n`` GPUs through
+    the NVSwitch, its own copy included, and its multimem store sends the sum
+    back up for the switch to multicast to all ``n``.  Out of each port: its
+    ``S`` (a slice to every head) plus the ``S/n`` it stores; into it: the
+    ``S/n`` reduced slice plus the ``S`` multicast back.  ``(1 + 1/n) x S``
+    each way -- under the ring's ``2 (n-1)/n x S`` from four GPUs on, and the
+    textbook in-switch ``S`` (:func:`collective_time_s`, ``"in-switch"``)
+    only for very many GPUs.  Chapter 7.
+
+    >>> nvls_allreduce_bytes_per_port(8e9, 8) / 1e9
+    9.0
+    >>> ring_allreduce_bytes_per_rank(8e9, 8) / nvls_allreduce_bytes_per_port(8e9, 8)
+    1.5555555555555556
+    """
+    s = check_nonnegative(n_bytes, "n_bytes")
+    n = check_int(n_ranks, "n_ranks", minimum=1, maximum=MAX_RANKS)
+    return (1 + 1 / n) * s if n > 1 else 0.0
 
 
 def ring_allreduce_time_s(n_bytes: float, n_ranks: int, bw_bytes_per_s: float,

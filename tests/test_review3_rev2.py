@@ -14,7 +14,10 @@ NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 
 
 def _prose(text: str) -> str:
-    """Markdown as one line: blockquote markers dropped, whitespace collapsed."""
+    """Markdown as one line, as read: value/cite markers and blockquote markers dropped,
+    whitespace collapsed."""
+    from course_lib.apps.prose import BOUND, CITED
+    text = CITED.sub(r"\2", BOUND.sub(r"\2", text))
     return " ".join(re.sub(r"(?m)^>\s?", "", text).split())
 
 

@@ -41,7 +41,8 @@ from __future__ import annotations
 import math
 
 from .. import traffic
-from ..analytic import COLLECTIVES, busbw_factor
+from ..analytic import (COLLECTIVES, busbw_factor, nvls_allreduce_bytes_per_port,
+                        ring_allreduce_bytes_per_rank)
 from ..topology import double_binary_tree as _dbt_parents
 from ..units import check_int, check_positive
 from .style import CHUNK_COLOURS, NETWORK_MACHINES, PLACES, ROADS
@@ -820,8 +821,10 @@ def _nvls_frame(n: int, step: int, nodes: int = 1, memo: dict | None = None) -> 
              "Step 2 of 3: the switch adds the buffers as they pass through",
              "Step 3 of 3: the switch sends the sum down to every GPU at once"]
     c.text(width / 2, 18, heads[k], size=13, weight="bold")
-    c.text(width / 2, 38, f"Each GPU sends S once and receives S once; on a ring it "
-           f"would send 2(n−1)/n × S = {2 * (n - 1) / n:.3g} S", size=12,
+    port = nvls_allreduce_bytes_per_port(1.0, n)          # NCCL's NVLS: (1 + 1/n) S
+    ring = ring_allreduce_bytes_per_rank(1.0, n)
+    c.text(width / 2, 38, f"In NCCL each port carries (1+1/n)·S = {port:.3g} S each way, its own "
+           f"slice too; a ring 2(n−1)/n·S = {ring:.3g} S", size=12,
            fill="#1b6e4f" if k == 3 else _MUTED)
     # the switch spans every GPU's road up to it (no road ends beside the switch)
     sw_w, sw_h = min(width - 32, max(420.0, (n - 1) * (gpu_w + 14) + gpu_w)), 70

@@ -74,7 +74,7 @@ Public API
     ``allreduce_from_json(path)`` reads a cluster run of the worker
     (``mpiexec -n 16 -ppn 8 -hosts a,b python -m course_lib.measure.mpi_worker
     --sizes 1K:1G --out ar.json``); ``mpiexec_command(...)`` builds that line.
-``overlap_lab(n_ranks=2, *, grad_bytes=8 MiB, buckets=(1, 2, 4, 8), forward_s=0.01, backward_s=0.03, straggler_s=0.01, quick=False, ...)``
+``overlap_lab(n_ranks=2, *, grad_bytes=16 MiB, buckets=(1, 2, 4, 8), forward_s=0.01, backward_s=0.03, straggler_s=0.01, quick=False, ...)``
     Variants ``compute``, ``comm-K``, ``sequential-K``, ``overlap-K``,
     ``straggler-K``: ``median_s`` (step, slowest rank), ``compute_done_s``,
     ``exposed_s``; ``course_lib.trace.overlap_vs_model(result)`` sets

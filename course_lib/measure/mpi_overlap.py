@@ -42,7 +42,7 @@ __all__ = ["overlap_lab", "overlap_from_json", "OVERLAP_BUCKETS"]
 OVERLAP_BUCKETS = (1, 2, 4, 8)
 
 
-def overlap_lab(n_ranks: int = 2, *, grad_bytes=8 << 20, buckets=None,
+def overlap_lab(n_ranks: int = 2, *, grad_bytes=16 << 20, buckets=None,
                 forward_s: float = 0.01, backward_s: float = 0.03,
                 straggler_s: float = 0.01, quick: bool = False,
                 repeats: int | None = None, timeout_s: float | None = None,
@@ -56,7 +56,7 @@ def overlap_lab(n_ranks: int = 2, *, grad_bytes=8 << 20, buckets=None,
     n_ranks : int
         MPI processes (2 by default; 2-4 on one machine).
     grad_bytes : int or str
-        All gradients, bytes (``"8MiB"`` works); split into K equal buckets.
+        All gradients, bytes (``"16MiB"`` works); split into K equal buckets.
     buckets : sequence of int, optional
         Bucket counts K (default :data:`OVERLAP_BUCKETS`, quick ``(1, 4)``).
     forward_s, backward_s : float

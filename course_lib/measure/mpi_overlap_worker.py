@@ -2,7 +2,7 @@
 
 Run under ``mpiexec`` (the lab, :func:`course_lib.measure.overlap_lab`, does it)::
 
-    mpiexec -n 2 python -m course_lib.measure.mpi_overlap_worker --grad-bytes 8MiB \\
+    mpiexec -n 2 python -m course_lib.measure.mpi_overlap_worker --grad-bytes 16MiB \\
         --buckets 1,2,4,8 --forward-s 0.01 --backward-s 0.03 --out ov.json
 
 A step is a forward pass, a backward pass that produces the gradients in
@@ -40,6 +40,9 @@ import json
 import sys
 import time
 
+#: How often the compute asks MPI for progress, seconds (``--poll-s``).
+POLL_S = 2e-4
+
 
 def _compute(seconds, requests, poll_s, MPI):
     """Busy for ``seconds`` (the deadline, not the work, ends it), polling the
@@ -58,12 +61,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m course_lib.measure.mpi_overlap_worker",
                                  description="one training step per rank: compute, "
                                              "buckets, Iallreduce")
-    ap.add_argument("--grad-bytes", default="8MiB", help="all gradients, bytes")
+    ap.add_argument("--grad-bytes", default="16MiB", help="all gradients, bytes")
     ap.add_argument("--buckets", default="1,2,4,8", help="bucket counts K, comma list")
     ap.add_argument("--forward-s", type=float, default=0.01)
     ap.add_argument("--backward-s", type=float, default=0.03)
     ap.add_argument("--straggler-s", type=float, default=0.01)
-    ap.add_argument("--poll-s", type=float, default=2e-4)
+    ap.add_argument("--poll-s", type=float, default=POLL_S)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
