@@ -28,6 +28,7 @@ LAYERS = {
     "nccl_log": 0.5,  # reads nccl-tests output into rows: units only
     "clusters": 3.8,  # the machine and its calibrated link rates: predict and sim read it
     "trace": 4.3,  # a job's profiler traces beside the predictor (chapter 8)
+    "scaling": 4.4,  # chapter 9's data-parallel scaling: predict and traffic composed
     "apps": 10,  # course_lib/apps: cli, doctor, site
     "__main__": 12, "__init__": 12,
 }

@@ -87,7 +87,7 @@ def test_scenarios_reuse_the_models():
 
     assert scenarios.hierarchical_allreduce_time_s is analytic.hierarchical_allreduce_time_s
     r = scenarios.tp_token_latency()
-    flops = 2 * 70e9 * 2048 / 8
+    flops = (2 * 70e9 * 2048 + 2 * 80 * 2048 ** 2 * 8192) / 8   # weights + attention
     assert r["improved"]["compute_s"] == analytic.compute_time_s(
         flops, hardware.gpu_peak_flops_per_s("A100"), 0.5)
     with pytest.raises(ValueError, match="n_params"):

@@ -5,7 +5,8 @@ regimes.  *Strong scaling*: a fixed global batch whose step takes
 ``T_comp`` on one GPU is split, so each of N GPUs computes ``T_comp/N``.
 *Weak scaling*: every GPU keeps a batch of ``T_comp`` and the global batch
 grows with N; speed-up means throughput over one GPU's.  The AllReduce time
-comes from :func:`course_lib.predict.predict_collective` at every N, with
+comes from :func:`course_lib.predict.predict_collective` at every N
+(:func:`course_lib.scaling.scaling_curves` holds the model), with
 the course's one overlap model (:func:`course_lib.traffic.overlap_step_time_s`:
 at full overlap ``T_fwd + max(T_bwd, T_comm)``, only the backward pass
 hides communication).  The seeds' rule ``N / (1 + (N-1) T_comm/T_comp)``
@@ -37,19 +38,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import predict
 from ..draw import collectives as drawn
-from ..analytic import (amdahl_limit, amdahl_speedup, bandwidth_growth_bytes_per_s,
-                        busbw_bytes_per_s, comm_speedup, gradient_bytes, iteration_time_s,
-                        ring_allreduce_bytes_per_rank)
+from ..analytic import amdahl_limit, amdahl_speedup, bandwidth_growth_bytes_per_s, comm_speedup
 from ..hardware import NVLINK_GENERATIONS, nic_names
-from ..traffic import overlap_step_time_s
+from ..scaling import GPUS_PER_NODE, N_GPUS, scaling_cluster, scaling_curves
 from ..units import format_bandwidth, format_bytes, format_time
 from ..widgets import Explorer
 from ._common import fast_layout, no_minor_ticks
 
-N_GPUS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-GPUS_PER_NODE = 8
 
 CONTROLS = {
     "regime": {"type": "ToggleButtons", "value": "strong",
@@ -73,53 +69,13 @@ CONTROLS = {
 
 
 def _cluster(n, nic, nics_per_node):
-    if n <= GPUS_PER_NODE:
-        return predict.cluster("H100", gpus_per_node=n)
-    return predict.cluster("H100", gpus_per_node=GPUS_PER_NODE,
-                           nodes=n // GPUS_PER_NODE, nic=nic,
-                           nics_per_node=nics_per_node)
-
-
-@lru_cache(maxsize=256)
-def _allreduce_times(grad, nic, nics_per_node):
-    return (0.0,) + tuple(predict.predict_collective(
-        "allreduce", grad, _cluster(n, nic, nics_per_node)).time_s for n in N_GPUS[1:])
-
-
-@lru_cache(maxsize=256)
-def _ring_node_time(grad):
-    return predict.predict_collective("allreduce", grad, _cluster(GPUS_PER_NODE, "NDR", 1),
-                                      algorithm="ring").time_s
+    return scaling_cluster(n, nic, nics_per_node)
 
 
 def compute(regime, t_compute_s, n_params, nic, nics_per_node, overlap, view):
-    """Speed-up of the seeds' rule and of the predicted model, N = 1 .. 1024."""
-    if regime not in ("strong", "weak"):
-        raise ValueError(f"regime must be 'strong' or 'weak', got {regime!r}")
-    grad = gradient_bytes(n_params, 2)
-    t_comm = list(_allreduce_times(grad, nic, nics_per_node))
-    if regime == "strong":     # the global batch is split: T_comp / N each
-        steps = [overlap_step_time_s(t_compute_s / n, t, overlap=overlap)
-                 for n, t in zip(N_GPUS, t_comm)]
-        model = np.array([t_compute_s / s for s in steps])
-    else:                      # every GPU keeps its batch: throughput vs 1 GPU
-        steps = [overlap_step_time_s(t_compute_s, t, overlap=overlap) for t in t_comm]
-        model = np.array([n * t_compute_s / s for n, s in zip(N_GPUS, steps)])
-    # the rule's B: a ring's wire bandwidth on one node (NVLS's busbw is not one)
-    t_ring8 = _ring_node_time(grad)
-    busbw_node = busbw_bytes_per_s("allreduce", grad, t_ring8, GPUS_PER_NODE)
-    t_rule = 2 * grad / busbw_node  # the seeds' T_comm = 2S/B, B = one node's busbw
-    seeds = np.array([comm_speedup(n, t_rule, t_compute_s) for n in N_GPUS])
-    n = np.array(N_GPUS)
-    return {"n_gpus": N_GPUS, "model_speedup": model, "seeds_speedup": seeds,
-            "t_comm_s": np.array(t_comm), "t_rule_s": t_rule, "view": view,
-            "t_ring_node_s": t_ring8,
-            "regime": regime, "busbw_node_bytes_per_s": busbw_node,
-            "grad_bytes": grad, "efficiency_model": model / n,
-            "efficiency_seeds": seeds / n,
-            "seeds_m_total_bytes": grad * N_GPUS[-1],
-            "sent_per_gpu_bytes": ring_allreduce_bytes_per_rank(grad, N_GPUS[-1]),
-            "nic": nic, "nics_per_node": nics_per_node}
+    """Speed-up of the seeds' rule and of the predicted model, N = 1 .. 1024
+    (:func:`course_lib.scaling.scaling_curves`)."""
+    return scaling_curves(regime, t_compute_s, n_params, nic, nics_per_node, overlap, view)
 
 
 def _curves(data):

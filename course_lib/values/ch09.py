@@ -64,7 +64,7 @@ def _compute() -> dict[str, str]:
     from .. import traffic
     from ..analytic import (amdahl_limit, amdahl_speedup, comm_speedup, gradient_bytes,
                             iteration_time_s, max_gpus_at_efficiency)
-    from ..explorers import ch09_scaling
+    from ..scaling import scaling_curves
     from ..hardware import (NCCL_LINK_BW, NVLINK_GENERATIONS, cpu_link_bw_bytes_per_s, gpu,
                             network_efficiency, nic)
     from ..predict import predict_collective
@@ -84,8 +84,10 @@ def _compute() -> dict[str, str]:
         return n * t / iteration_time_s(t, p.time_s, overlap=False)
 
     # the explorer's rule: B = a ring's busbw on one node (NCCL's rate)
-    ex = ch09_scaling.explorer()
-    strong0 = ex.update(regime="strong", overlap=0.0, nics_per_node=8)
+    def curves(regime, overlap, nics_per_node):     # the explorer's curves at its defaults
+        return scaling_curves(regime, t, N_PARAMS, "NDR", nics_per_node, overlap)
+
+    strong0 = curves("strong", 0.0, 8)
     b_ring = strong0["busbw_node_bytes_per_s"]
     t_rule_ring = strong0["t_rule_s"]
     n_list = list(strong0["n_gpus"])
@@ -93,9 +95,9 @@ def _compute() -> dict[str, str]:
              if n > 8 and m > r]
     below = [n for n, r, m in zip(n_list, strong0["seeds_speedup"], strong0["model_speedup"])
              if n > 8 and m < r]
-    full = ex.update(regime="strong", overlap=1.0, nics_per_node=8)["model_speedup"]
-    weak_one = ex.update(regime="weak", overlap=0.0, nics_per_node=1)
-    strong_one = ex.update(regime="strong", overlap=0.0, nics_per_node=1)["model_speedup"]
+    full = curves("strong", 1.0, 8)["model_speedup"]
+    weak_one = curves("weak", 0.0, 1)
+    strong_one = curves("strong", 0.0, 1)["model_speedup"]
     t_ex = strong0["t_comm_s"]
     past = [p for n, p in pred.items() if n > 8]
     ring_net = [pred[n].busbw_bytes_per_s for n in (32, 64, 128, 256)]
