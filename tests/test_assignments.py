@@ -10,6 +10,7 @@ import os
 import re
 
 import nbformat
+import numpy as np
 import pytest
 
 from autograder import ASSIGNMENTS, REPO_ROOT, assignments_in
@@ -75,3 +76,24 @@ def test_stated_parts_and_points_match_the_graded_cells(a):
         row = re.search(rf"^\| `{a}` \| [^|]+ \| (\d+) \((\d+)\) \|", fh.read(), re.MULTILINE)
     assert row, f"docs/grading.md has no row for {a}"
     assert (int(row.group(1)), int(row.group(2))) == (parts, total), (a, row.group(0))
+
+
+def test_pinned_fit_pins_alpha_on_a_learners_four_sizes():
+    """pinned_vs_pageable Part B: the instructor's ``fit_line`` on what a learner measures --
+    four sizes 64 KiB..4 MiB, 3 % noise -- recovers a 1 us start-up.  An unweighted
+    least-squares fit leaves it undetermined there (the 4 MiB copy's noise is ~10x alpha):
+    its alpha came out negative in 25 % of 400 such runs (5th..95th percentile -1.7..+4.0 us);
+    weighted by 1/T it is pinned."""
+    nb = _nb("pinned_vs_pageable")
+    src = next(c.source for c in nb.cells
+               if c.metadata.get("nbgrader", {}).get("grade_id") == "part_b")
+    ns = {"np": np}
+    exec(src, ns)
+    rng = np.random.default_rng(2026)
+    alpha, bw = 1e-6, 10e9
+    d = np.array([2.0 ** 16, 2.0 ** 18, 2.0 ** 20, 2.0 ** 22])
+    fits = np.array([ns["fit_line"](d, (alpha + d / bw) * (1 + 0.03 * rng.standard_normal(4)))[0]
+                     for _ in range(400)])
+    assert np.mean(fits < 0) < 0.02, f"alpha < 0 in {np.mean(fits < 0):.0%} of runs"
+    lo, hi = np.percentile(fits, [5, 95])
+    assert 0.5 * alpha < lo and hi < 1.5 * alpha, (lo, hi)

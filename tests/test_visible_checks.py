@@ -43,9 +43,10 @@ WRONG = {
          ("part_e", "4 * other_nodes", "2 * other_nodes")],
         {"B": "averaged over 8 partners", "E": "4 links"}),
     "pinned_vs_pageable": (
-        [("part_e", "n_half_resident_bytes = alpha_resident_s * bw_resident_bytes_per_s",
+        [("part_b", "beta, alpha = np.polyfit(d, t, 1, w=1.0 / t)", "beta, alpha = np.polyfit(d, t, 1)"),
+         ("part_e", "n_half_resident_bytes = alpha_resident_s * bw_resident_bytes_per_s",
           "n_half_resident_bytes = alpha_staged_s * bw_staged_bytes_per_s")],
-        {"E": "resident fit"}),
+        {"B": "weight each point by 1 / T", "E": "resident fit"}),
 }
 ALL = ("ring_allreduce", "hop_counts", "pinned_vs_pageable", "scaling_limits")
 

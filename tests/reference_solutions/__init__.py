@@ -371,13 +371,19 @@ sizes_resident_bytes, times_resident_s = _arrays("resident")
 ''',
         "part_b": '''
 def fit_line(n_bytes, times_s):
+    # weighted least squares, weight 1/T**2 on each squared residual (relative error)
     x = np.asarray(n_bytes, float)
     y = np.asarray(times_s, float)
-    xm, ym = x.mean(), y.mean()
+    sw = swx = swy = 0.0
+    for xi, yi in zip(x, y):
+        w = 1.0 / yi ** 2
+        sw, swx, swy = sw + w, swx + w * xi, swy + w * yi
+    xm, ym = swx / sw, swy / sw
     sxy = sxx = 0.0
     for xi, yi in zip(x, y):
-        sxy += (xi - xm) * (yi - ym)
-        sxx += (xi - xm) ** 2
+        w = 1.0 / yi ** 2
+        sxy += w * (xi - xm) * (yi - ym)
+        sxx += w * (xi - xm) ** 2
     slope = sxy / sxx
     return float(ym - slope * xm), float(1.0 / slope)
 ''',
@@ -420,8 +426,9 @@ times_resident_s = np.array([r["median_s"] for r in _resident], dtype=float)
 ''',
         "part_b": '''
 def fit_line(n_bytes, times_s):
-    A = np.vstack([np.ones(len(n_bytes)), np.asarray(n_bytes, float)]).T
-    (alpha, beta), *_ = np.linalg.lstsq(A, np.asarray(times_s, float), rcond=None)
+    t = np.asarray(times_s, float)
+    A = np.vstack([np.ones(len(n_bytes)), np.asarray(n_bytes, float)]).T / t[:, None]
+    (alpha, beta), *_ = np.linalg.lstsq(A, np.ones_like(t), rcond=None)   # rows divided by T
     return float(alpha), float(1.0 / beta)
 ''',
         "part_c": '''
