@@ -309,6 +309,18 @@ def test_ring_hops_by_hand():
     assert counts == [str(min(k, 8 - k)) for k in range(8)]
 
 
+def test_the_routes_caption_is_bold_on_every_line_it_wraps_to():
+    """The route's sentence is the caption's bold first line; wrapped at the map's width
+    it runs on over two lines, and the second one must not turn regular mid-sentence."""
+    d = topology_map(T.ring_topology(8), highlight_pair=(0, 4), width=460)
+    captions = with_class(d, "ic-caption")
+    route = [e for e in captions if e.get("font-weight") == "bold"]
+    said = " ".join("".join(e.itertext()) for e in route)
+    assert len(route) >= 2 and "slowest link" in said, [("".join(e.itertext()), e.get("font-weight"))
+                                                        for e in captions]
+    assert not any("bisection" in "".join(e.itertext()) for e in route)
+
+
 # --- bad input --------------------------------------------------------------------------
 @pytest.mark.parametrize("call,exc,word", [
     (lambda: city_map("H100"), TypeError, "cluster"),

@@ -304,7 +304,9 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
     kinds = sorted({d.get("kind") for _, _, d in topo.edges(data=True)} & set(ROADS),
                    key=list(ROADS).index)
     # the first line is bold: wrapped as 12 px (11 px bold runs ~8 % wider)
-    lines = [part for line in lines for part in _wrap(line, W - 16, 12, sep=" ")]
+    wrapped = [_wrap(line, W - 16, 12, sep=" ") for line in lines]
+    n_bold = len(wrapped[0]) if wrapped else 0      # every part of the first line is bold
+    lines = [part for parts in wrapped for part in parts]
     H = 22 + gh + 8 + 16 * len(lines) + 17 * len(kinds) + 8
     cv = Canvas(W, H, title=f"road map: {topo.graph.get('name', 'topology')}")
     cv.text(8, 11, f"{topo.graph.get('name', 'topology')}, {topo.graph.get('gpu', '')} · "
@@ -418,7 +420,7 @@ def topology_map(topo, *, highlight_pair=None, cut: bool = True, width: float = 
     y = 22 + gh + 8
     for j, line in enumerate(lines):
         cv.text(8, y + 16 * j, line, size=11, anchor="start", cls="ic-caption",
-                weight="bold" if j == 0 else None)
+                weight="bold" if j < n_bold else None)
     y += 16 * len(lines) + 6
     port = topo.graph.get("nic")          # the network of the graph's NICs, by name
     family = hardware.nic(port).family if port else None
