@@ -51,11 +51,10 @@ def test_explorer_answers(md):
     speedup = full["model_speedup"]
     # one overlap model (issue 20): the backward pass hides, the forward pass never does
     assert "strong scaling peaks at 16 GPUs (about 14" not in md
-    assert "it peaks at 16 GPUs (about 11)" in md and list(full["n_gpus"])[4] == 16
-    assert round(speedup[4]) == 11 and max(speedup) == speedup[4]
-    assert "sinks back towards 10" in md and round(speedup[-1]) in (9, 10, 11)
+    assert list(full["n_gpus"])[4] == 16 and max(speedup) == speedup[4]
+    assert f"between {min(speedup[4:]):.1f} and {max(speedup[4:]):.1f}" in md
     weak_full = e.update(regime="weak", overlap=1.0)
-    assert "Weak scaling becomes exactly linear" in md
+    assert "Weak scaling becomes linear in this model" in md
     assert np.allclose(weak_full["model_speedup"], weak_full["n_gpus"])
     none = e.update(regime="strong", overlap=0.0)
     s, rule = none["model_speedup"], none["seeds_speedup"]
@@ -179,3 +178,13 @@ def test_pcie_only_server_names_its_sockets(md):
     assert f"the PCIe AllReduce takes {two:.1f} s instead of {one:.2f} s" in md
     e2 = T / (T + two)
     assert f"efficiency falls to {e2:.0%}".replace("%", " %") in md and f"({8 * e2:.1f})" in md
+
+
+def test_full_overlap_strong_scaling_is_described_as_the_model_draws_it(md):
+    """Answer 4: with full overlap the strong-scaling speed-up from 16 GPUs on wanders
+    (it dips, climbs again and ends below where it was at 16), it does not 'peak at 16 and
+    sink back towards 10'; and weak scaling is linear only in the model."""
+    from course_lib.scaling import scaling_curves
+    full = scaling_curves("strong", 0.8, 7e9, "NDR", 8, 1.0)["model_speedup"][4:]
+    assert f"wanders between {min(full):.1f} and {max(full):.1f} ({full[-1]:.1f} at 1,024)" in md
+    assert "peaks at 16" not in md and "exactly linear" not in md

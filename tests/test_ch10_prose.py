@@ -168,3 +168,28 @@ def test_70b_takeaway_names_its_models(text):
     assert any("KV cache" in d for d in r["depends_on"])
     assert "read each sequence's KV cache" in scenarios.tp_inference_70b.__doc__.replace("\n    ", " ") \
         or "KV cache" in scenarios.tp_inference_70b.__doc__
+
+
+def test_the_halo_claim_names_its_pcie_baseline(text):
+    """Scenario 6's x2 rests on a PCIe baseline staged through host memory; peer-to-peer
+    across the PCIe switch the same step gains far less.  The takeaway and the scenario's
+    'depends on' list say so, with the model's peer-to-peer gain."""
+    r = _s("hpc_halo_exchange")
+    p2p = r["gain_pcie_p2p"]
+    assert 1.0 < p2p < r["model_gain"] - 0.3
+    assert f"peer-to-peer across the PCIe switch, the same step would gain only {p2p:.2f}×" in text
+    assert any("peer-to-peer" in d and f"x{p2p:.2f}" in d for d in r["depends_on"])
+
+
+def test_quiz_q3s_short_prompt_is_what_the_model_says():
+    """Quiz Q3 keys 'faster maths'; its distractor B used to be 'a shorter prompt', which
+    the model says gives a (slightly) larger cut at a quarter of the prompt.  B is now a
+    prompt of a few dozen tokens, and its explanation gives the model's smaller cut."""
+    from course_lib.content import chapter_quiz
+    q = next(q for q in chapter_quiz(10) if "Which change makes the cut larger" in q.prompt)
+    (b,) = [i for i, o in enumerate(q.options) if "short prompt" in o]
+    assert "few dozen tokens" in q.options[b]
+    base = scenarios.tp_token_latency()
+    tiny = scenarios.tp_token_latency(load=32 / base["params"]["prompt_tokens"])
+    assert tiny["ttft_cut"] < base["ttft_cut"]
+    assert f"{tiny['ttft_cut']:.1%}".replace("%", " %") in q.why_wrong[b]

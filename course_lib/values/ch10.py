@@ -25,6 +25,8 @@ from ..units import format_bandwidth, format_time
 #: The chapter's explorer prompts and answers pick these settings.
 LONG_PROMPT_LOAD = 100        # "prompts 100 times as long"
 SHORT_PROMPT_LOAD = 0.25
+#: A prompt of a few dozen tokens (quiz Q3's "very short prompt"): latency-bound AllReduces.
+TINY_PROMPT_TOKENS = 32
 FAST_EFFICIENCY = 0.9         # "90 % of peak FLOP/s"
 NCCL_EFFICIENCY = 0.6         # "60 % of peak FLOP/s"
 BIG_BATCH_LOADS = (5, 10)     # "five times the batch", "ten times the batch" (words)
@@ -125,6 +127,9 @@ def _compute() -> dict[str, str]:
     out.update({
         "cut": _pct(tok["ttft_cut"], 1),
         "cut_short": _pct(tp_token_latency(load=SHORT_PROMPT_LOAD)["ttft_cut"], 1),
+        "cut_tiny": _pct(tp_token_latency(
+            load=TINY_PROMPT_TOKENS / tok["params"]["prompt_tokens"])["ttft_cut"], 1),
+        "tiny_tokens": f"{TINY_PROMPT_TOKENS}",
         "cut_long": _pct(long["ttft_cut"]),
         "cut_ctx": _pct(ctx["ttft_cut"]),
         "cut_fast": _pct(tp_token_latency(efficiency=FAST_EFFICIENCY)["ttft_cut"]),
@@ -144,6 +149,7 @@ def _compute() -> dict[str, str]:
     })
     # 6. halo
     out["halo_gain"] = _x(hpc_halo_exchange()["model_gain"], 2)
+    out["halo_gain_p2p"] = _x(hpc_halo_exchange()["gain_pcie_p2p"], 2)
     out["halo_gain_big"] = _x(hpc_halo_exchange(load=HALO_BIG_LOAD)["model_gain"], 2)
     out["halo_big_load"] = f"{HALO_BIG_LOAD}×"
     # exercises: H100
