@@ -196,3 +196,23 @@ def test_scaling_limits_part_c_says_what_no_communication_returns():
     nb = nbformat.read(REPO / "exercises" / "scaling_limits" / "scaling_limits.ipynb", as_version=4)
     prompt = _cells(nb)["part_c_md"].source
     assert "`t_comm_s = 0`" in prompt and "`n_max`" in prompt.split("`t_comm_s = 0`")[1]
+
+
+def test_ring_allreduce_one_slip_in_part_a_costs_only_parts_a_and_b(tmp_path):
+    """ring_allreduce: Parts C, D and E call the learner's own Part A/B functions.  With one
+    slip in Part A (n steps instead of n - 1) all five parts used to fail (0 of 10); now C
+    and E are checked against what the learner's own functions give (error carried forward)
+    and D against the course's ring time, so only A and B fail -- with the hidden tests in."""
+    a = "ring_allreduce"
+    folder = tmp_path / a
+    shutil.copytree(REPO / "solutions" / a, folder)
+    path = folder / f"{a}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    part_a = _cells(nb)["part_a"]
+    assert part_a.source.count("steps = n_ranks - 1") == 2
+    part_a.source = part_a.source.replace("steps = n_ranks - 1", "steps = n_ranks")
+    nbformat.write(nb, path)
+    failed, printed = validate(path)
+    assert set(failed) == {"A", "B"}, {k: v[-300:] for k, v in failed.items()}
+    for letter in "CDE":
+        assert f"Part {letter}: passed" in printed
