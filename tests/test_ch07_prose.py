@@ -400,3 +400,18 @@ def test_spec_sheet_takeaway_states_the_median_and_the_tail(yc, heldout):
     assert (f"typically off by about a fifth (a median of {med:.0%} on the held-out public runs "
             f"from 1 MiB up), but one size in ten misses by more than {p90:.0%}").replace(
                 "%", " %") in md
+
+
+def test_readers_pass_ring_directions_ll_version_and_nvls_tree(cells):
+    """A one-way ring uses each point-to-point link in one direction (not 'both directions in
+    use'); LL's 25 % is NCCL 2.20's plan (the predictor's version), 50 % from 2.21; across
+    nodes the predictor's 'nvls' is NCCL's NVLS-tree (the cell prints 'nvls' for 16 nodes)."""
+    import course_lib as cl
+    md = " ".join(cells("markdown").replace(">", " ").split())
+    assert "both directions in use" not in md
+    assert "link of a ring is busy in one direction only" in md
+    ll = f"{cl.nccl_tuning('ll_efficiency'):.0%}".replace("%", " %")
+    assert f"NCCL 2.20 (the predictor's version) plans it at {ll}" in md
+    assert "(2.21 on: 50 %)" in md
+    many = cl.predict_collective("allreduce", cl.GiB, cl.cluster("H100", nodes=16, nic="NDR"))
+    assert many.algorithm == "nvls" and "across nodes `nvls` is NVLS-tree" in md

@@ -154,3 +154,12 @@ def test_your_own_job_uses_the_ddp_like_trace_and_says_what_each_is(nb):
     assert "128-rank TorchRec job whose NCCL time is all AllToAll" in md
     sources = (cl.trace.example_trace_dir("hta_v100_2ranks").parent / "SOURCES.md").read_text()
     assert "TorchRec" in sources
+
+
+def test_the_partial_overlap_formula_is_the_articles_not_the_courses(notebook_text):
+    """T_comp + T_comm - f min(T_comp, T_comm) is the articles' partial form: with f = 1 it is
+    the max the chapter calls unreachable.  The text says so, beside the course's one model."""
+    import course_lib as cl
+    md = " ".join(notebook_text("08_traffic_lights", "markdown").split())
+    assert "Partial, as the articles write it" in md
+    assert cl.iteration_time_s(0.8, 0.5, overlap=1.0) == max(0.8, 0.5)
