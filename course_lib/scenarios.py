@@ -216,7 +216,8 @@ def tp_inference_70b(load: float = 1.0, efficiency: float = 0.5,
     return _pack(
         "tp_inference_70b", "70B tensor-parallel inference on 8 x A100",
         "heterogeneous-communication article, AI 应用场景 (大模型推理服务部署)",
-        ["throughput x3.2 with NVLink + RDMA instead of PCIe", "cost -40%"],
+        ["throughput x3.2 with NVLink + RDMA and topology-aware placement (the article names "
+         "no baseline; the model assumes the same GPUs on PCIe)", "cost -40%"],
         {"batch": b, "n_gpus": n, "gpu": gpu_name, "n_params": p,
          "efficiency": e},
         sides["pcie"], sides["nvlink"], "decode throughput (x)", 3.2, rows,
@@ -552,7 +553,9 @@ def tp_token_latency(load: float = 1.0, efficiency: float = 0.5,
     -----
     The prompt (prefill) is one big forward pass: :func:`prefill_flops`
     (``2 P L`` for the weights plus attention's ``2 n_layer L^2 hidden``)
-    divided over the ``n`` GPUs at ``peak x eff``, and two AllReduces a layer
+    divided over the ``n`` GPUs at ``peak x eff`` -- but never less than the
+    read of the GPU's ``1/n`` of the weights from HBM (as :func:`tp_inference_70b`:
+    a short prompt is bound by it) -- and two AllReduces a layer
     of ``L x hidden x d`` bytes.  A prompt longer than ``context_tokens`` (the
     model's context window; ``None``: no limit) is computed but marked:
     ``beyond_context`` is true and the table and verdict say so -- it describes
@@ -578,7 +581,10 @@ def tp_token_latency(load: float = 1.0, efficiency: float = 0.5,
     beyond = context_tokens is not None and L > context_tokens
     flops = prefill_flops(n_params, n_layers, hidden, L)
     attention_share = 1 - 2 * n_params * L / flops
-    t_comp = compute_time_s(flops / n, gpu_peak_flops_per_s(gpu_name), e)
+    # as in tp_inference_70b: every GPU reads its 1/n of the weights once, so a prompt of a
+    # few dozen tokens is bound by that read, not by its FLOPs
+    t_weights = n_params * bytes_per_element / n / hbm_bw_bytes_per_s(gpu_name)
+    t_comp = max(t_weights, compute_time_s(flops / n, gpu_peak_flops_per_s(gpu_name), e))
     msg = L * hidden * bytes_per_element
     links = _links(gpu_name)
     sides = {}

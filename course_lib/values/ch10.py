@@ -30,6 +30,9 @@ TINY_PROMPT_TOKENS = 32
 FAST_EFFICIENCY = 0.9         # "90 % of peak FLOP/s"
 NCCL_EFFICIENCY = 0.6         # "60 % of peak FLOP/s"
 BIG_BATCH_LOADS = (5, 10)     # "five times the batch", "ten times the batch" (words)
+#: Batch multiples scanned for where NCCL's calibrated gain peaks and falls back.
+BATCH_SCAN = (1, 2, 3, 5, 7, 10, 12, 15, 20, 25, 30, 40, 50, 70, 100)
+HUGE_BATCH_LOAD = 100         # "a hundred times the batch"
 HALO_BIG_LOAD = 100
 #: The quiz's share-of-time question: communication was this share of the old step.
 QUIZ_COMM_SHARE = 0.4
@@ -37,6 +40,19 @@ QUIZ_COMM_SHARE = 0.4
 
 def _pct(x: float, decimals: int = 0) -> str:
     return f"{x:.{decimals}%}".replace("%", " %")
+
+
+def _nccl_window(batch: int) -> dict[str, str]:
+    """Where NCCL's calibrated gain of scenario 1 peaks, falls back, and passes the claim."""
+    from ..scenarios import tp_inference_70b
+    half = {x: tp_inference_70b(load=x)["nccl_gain"] for x in BATCH_SCAN}
+    peak = max(half, key=half.get)
+    claim = tp_inference_70b()["claimed_gain"]
+    fast = [x for x in BATCH_SCAN
+            if tp_inference_70b(load=x, efficiency=NCCL_EFFICIENCY)["nccl_gain"] >= claim]
+    return {"nccl_peak": _x(half[peak], 2), "nccl_peak_load": f"{peak}",
+            "nccl_gain_100x": _x(half[HUGE_BATCH_LOAD]), "huge_load": f"{HUGE_BATCH_LOAD}",
+            "claim_lo_seqs": f"{min(fast) * batch:,}", "claim_hi_seqs": f"{max(fast) * batch:,}"}
 
 
 def _x(g: float, decimals: int = 1) -> str:
@@ -71,8 +87,9 @@ def _compute() -> dict[str, str]:
         "gain_1": _x(tp_inference_70b(load=1 / b)["model_gain"]),
         "nccl_gain_64": _x(inf["nccl_gain"]),
         "nccl_gain_10x": _x(nccl_big[(BIG_BATCH_LOADS[1], 0.5)]),
-        "nccl_gain_5x_60": _x(nccl_big[(BIG_BATCH_LOADS[0], NCCL_EFFICIENCY)]),
+        "nccl_gain_5x_60": _x(nccl_big[(BIG_BATCH_LOADS[0], NCCL_EFFICIENCY)], 2),
         "nccl_gain_2x_90": _x(nccl_big[(2, FAST_EFFICIENCY)]),
+        **_nccl_window(b),
         "pcie4": format_bandwidth(line4),
         "pcie_ring_share": _pct(pcie.busbw_bytes_per_s / line4),
         "msg_70b": format_bytes(msg, digits=1),
