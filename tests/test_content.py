@@ -357,16 +357,28 @@ def test_every_chapter_quiz_comes_from_its_file(chapter):
             assert q.prompt == entry["prompt"] and list(q.options) == entry["options"]
 
 
-@pytest.mark.parametrize("chapter", range(1, 7))
+@pytest.mark.parametrize("chapter", [*range(1, 7), 11])
 def test_values_fill_every_field_and_every_value_is_used(chapter):
     doc = yaml.safe_load((BANK / "en" / f"ch{chapter:02d}.yaml").read_text(encoding="utf-8"))
     values = content.QUIZ_VALUES[doc["values"]]()
     fields = set()
-    for entry in doc["quiz"]:
-        for text in [entry["prompt"], *entry["options"], entry["explanation"],
-                     *entry.get("why_wrong", {}).values()]:
-            fields |= {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
-    assert fields == set(values), "a {field} without a value, or a value no question uses"
+    texts = [t for entry in doc["quiz"]
+             for t in [entry["prompt"], *entry["options"], entry["explanation"],
+                       *entry.get("why_wrong", {}).values()]]
+    texts += list((doc.get("question_fixes") or {}).values())        # filled too (chapter 11)
+    texts += [m["truth"] for m in doc.get("myths") or []]
+    for text in texts:
+        text = content.CITE_FIELD.sub(" ", text)
+        fields |= {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+    assert fields <= set(values), "a {field} without a value"
+    # every value is read by the quiz or bound in the chapter's prose (issue 30)
+    from course_lib.apps.prose import BOUND
+    (nb,) = (REPO / "notebooks").glob(f"{chapter:02d}_*.ipynb")
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    bound = {m.group(1) for c in cells if c["cell_type"] == "markdown"
+             for m in BOUND.finditer("".join(c["source"]))}
+    unused = set(values) - fields - bound
+    assert not unused, f"values neither the quiz nor the prose uses: {sorted(unused)}"
     for q in content.chapter_quiz(chapter):
         for text in (q.prompt, *q.options, q.explanation, *q.why_wrong.values()):
             assert "{" not in text and "}" not in text, text

@@ -210,7 +210,9 @@ def test_rdma_components_add_up():
 def test_rdma_kernel_path_costs_more_for_small_messages():
     d = ex("ch05_rdma").update(n_bytes=8)
     small = {k: v[0] for k, v in d["times_s"].items()}
-    assert small["tcp_kernel_path"] > small["roce_small_one_way"] > small["rdma_small_one_way"]
+    assert small["tcp_kernel_path"] > 5 * max(small["roce_small_one_way"], small["rdma_small_one_way"])
+    # RoCE and InfiniBand start alike (issue 30): within a factor 1.5 of each other
+    assert small["roce_small_one_way"] / small["rdma_small_one_way"] == pytest.approx(1, rel=0.5)
 
 
 # --- chapter 6 ----------------------------------------------------------------

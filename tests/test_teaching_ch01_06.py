@@ -306,11 +306,15 @@ def test_batching_with_the_gather_copy():
 
 def test_roce_small_message_latency_is_sourced_and_tcp_is_labelled_one_way():
     roce = cl.LATENCIES["roce_small_one_way"]
-    assert "not re-checked" not in roce.source and "#6242" in roce.source
-    assert roce.value == pytest.approx(5.8e-6, rel=0.02)
+    # issue 30: RoCE's base latency is InfiniBand's (1-2 us); the untuned 5.8 us report stays
+    # named as such in the source, not as the catalog's figure
+    assert "eugr/spark-vllm-docker" in roce.source and "docs/NETWORKING.md" in roce.source
+    assert "#6242" in roce.source
+    assert 1e-6 <= roce.value <= 2e-6 and roce.direction == "n/a"
+    assert "PFC/ECN" in roce.note and "one way" in roce.note
     assert "one way" in cl.LATENCIES["tcp_kernel_path"].note
     sources = (ROOT / "docs" / "sources.md").read_text()
-    assert "#6242" in sources
+    assert "#6242" in sources and "eugr/spark-vllm-docker" in sources
 
 
 def test_half_bandwidth_size_of_pcie4_x8_is_below_64_kB():

@@ -1381,14 +1381,15 @@ def copy_path(memory: str = "pageable", *, gpu: str | None = "H100", pcie_gen: i
         lines.append(f"{format_size(n)}: {format_time(t)} (start-up + size / "
                      f"{format_bandwidth(pinned_bw)}"
                      + (" + the CPU's staging copy)" if memory == "pageable" else ")"))
-    wrapped = []
-    for j, line in enumerate(lines):       # the last line of a pageable copy is bold
+    wrapped = []                           # (text, bold): the last line of a pageable copy is bold
+    for j, line in enumerate(lines):
         bold = j == len(lines) - 1 and memory == "pageable"
-        wrapped += _wrap(line, W - 20, 12 if bold else 11, sep=" ")
-    cv.height = max(H, road_y + 36 + 16 * (len(wrapped) - 1) + 12)   # every line inside
-    for j, line in enumerate(wrapped):
-        cv.text(10, road_y + 36 + 16 * j, line, size=11, anchor="start", cls="ic-caption",
-                weight="bold" if j == len(wrapped) - 1 and memory == "pageable" else None)
+        wrapped += [(part, bold) for part in _wrap(line, W - 20, 12 if bold else 11, sep=" ")]
+    for j, (line, bold) in enumerate(wrapped):   # every piece of the bold line bold (it was
+        cv.text(10, road_y + 36 + 16 * j, line, size=11, anchor="start",   # wrapped wider)
+                cls="ic-caption", weight="bold" if bold else None)
+    # the drawing ends below the lowest word drawn (its box, not a baseline guessed)
+    cv.height = max(H, max(box[3] for box in cv.text_boxes) + 6)
     return cv.diagram()
 
 

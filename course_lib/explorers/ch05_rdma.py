@@ -32,7 +32,7 @@ from ._common import bytes_formatter, fast_layout, no_minor_ticks, time_formatte
 ENDPOINTS = [
     ("RDMA over InfiniBand, host memory (kernel bypass)", "rdma_small_one_way"),
     ("RDMA over InfiniBand, GPU memory (GPUDirect RDMA)", "gpudirect_rdma_one_way"),
-    ("RDMA over Ethernet, RoCE (one report)", "roce_small_one_way"),
+    ("RDMA over Ethernet, RoCE (one cable, no switch)", "roce_small_one_way"),
     ("TCP through the kernel", "tcp_kernel_path"),
 ]
 SIZES_BYTES = np.logspace(0, 34, 35, base=2)     # the size slider's own range, 1 B to 16 GiB
@@ -162,6 +162,11 @@ def readout(data):
         cap = (f"From GPU memory the NIC reads over the {GPU}'s PCIe Gen{data['pcie_gen']} "
                f"x16 link, which carries only {format_bandwidth(data['bw_bytes_per_s'])}: "
                f"that is the rate. ")
+    if data["endpoint"] == "tcp_kernel_path":
+        # the model keeps the port rate for TCP: a best case that needs many streams
+        cap += ("TCP is drawn at the port rate, which assumes the bytes are spread over many "
+                "streams and threads (as NCCL's socket transport splits each message); one "
+                "TCP stream, its bytes copied by the kernel on one core, gets much less. ")
     return (f"{data['family']} {data['nic']}: {data['rate_gbit_per_s']:g} Gb/s = "
             f"{format_bandwidth(data['port_bw_bytes_per_s'])} per direction. {cap}"
             f"{format_bytes(data['n_bytes'], binary=True)} over {_distance(data['distance_m'])}: fibre one way "

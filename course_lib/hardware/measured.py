@@ -32,8 +32,10 @@ _OSU_GDR = ("OSU micro-benchmarks osu_latency -d cuda D D between two servers, "
             "Open MPI + UCX with GPUDirect RDMA and gdrcopy on InfiniBand: "
             "4.06 us at 1 B ('Building a CUDA-aware Open MPI library on an "
             "Infiniband cluster', user guide of the juliet cluster)")
-_UCX_ROCE = ("openucx/ucx issue #6242 (ib_send_lat over RoCE, 'Link type: "
-             "Ethernet', mlx5_bond_0, 2 bytes: t_min 5.43 us, t_typical 5.84 us)")
+_SPARK_ROCE = ("eugr/spark-vllm-docker, docs/NETWORKING.md (perftest ib_write_lat between "
+               "two DGX Sparks over RoCE, ConnectX-7 device rocep1s0f1, one QSFP cable, no "
+               "switch, RC, MTU 1024, 2 bytes: t_min 1.42 us, t_typical 1.47 us); a bonded, "
+               "untuned port: openucx/ucx issue #6242 (ib_send_lat, 5.84 us typical)")
 _SMALL_COPY_S = 2.7 * US
 _SMALL_COPY_SYNC_S = 7.3 * US
 LATENCIES: dict[str, Fact] = {
@@ -82,11 +84,14 @@ LATENCIES: dict[str, Fact] = {
                                "docs/sources.md", True,
                                "small RDMA message host memory to host memory, "
                                "one way (1-2 us); no GPU involved"),
-    "roce_small_one_way": Fact(5.8 * US, "s", "n/a", _UCX_ROCE, True,
-                               "small RoCE message host memory to host memory, "
-                               "one way (ib_send_lat reports half the round "
-                               "trip): 5.8 us typical, 5.4 us best, on one "
-                               "Ethernet-bonded ConnectX port"),
+    "roce_small_one_way": Fact(1.47 * US, "s", "n/a", _SPARK_ROCE, True,
+                               "small RoCE message host memory to host memory, one "
+                               "way (perftest reports half the round trip): 1.47 us "
+                               "typical between two ConnectX-7 ports on one cable -- "
+                               "the same base latency as InfiniBand (1-2 us); what "
+                               "RoCE adds is lossless Ethernet (PFC/ECN) to configure, "
+                               "and a switch adds its hop. An untuned bonded port "
+                               "measured 5.8 us (openucx/ucx #6242)"),
     "tcp_kernel_path": Fact(50 * US, "s", "n/a",
                             "the heterogeneous-communication article (unsourced); "
                             "measure it in the "

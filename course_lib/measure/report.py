@@ -94,9 +94,19 @@ def fits_table(result) -> Table:
     and how well the straight line fits."""
     rows = [[_name(v), format_time(f.alpha_s), _bw(f.bw_bytes_per_s), f"{f.r_squared:.3f}"]
             for v, f in result.fits.items()]
+    what = ""
+    if result.name == "pageable" and result.records:
+        smallest = min(r["n_bytes"] for r in result.records)
+        # the pageable lab flushes the caches before every copy and starts at 64 KiB: its
+        # alpha is the fitted line's intercept, a cold copy's ramp-up, not a call's cost
+        what = (f" Here alpha is where the line fitted from {format_bytes(smallest, binary=True)} "
+                "up meets zero bytes, with the caches flushed before every copy: what a cold "
+                "copy pays before it streams (cache and TLB misses, main-memory latency; page "
+                "faults for brand-new memory), not the cost of one call, which the batching "
+                "lab measures on warm data.")
     return Table(f"The model T = alpha + D / B fitted to your {result.name} run, one line per "
                  "kind of copy: the start-up alpha each copy pays, the bandwidth B it then "
-                 "runs at, and R^2 (1 = the points lie on the straight line).",
+                 "runs at, and R^2 (1 = the points lie on the straight line)." + what,
                  ["copy", "start-up alpha", "bandwidth B", "R^2"], rows, list(result.notes))
 
 
