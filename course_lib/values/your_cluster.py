@@ -105,16 +105,20 @@ def _compute() -> dict[str, str]:
     out["spec_nodes_med"] = stat(nodes, "spec_ratio")[0]
     (out["fresh_med"], out["fresh_p90"]) = stat(fresh)
     out["fresh_runs"] = f"{len(list(calibrating.fresh_runs()))}"
-    # the half-plateau answer (chapter 7's explorer, 8x H100)
-    from ..explorers import ch07_allreduce
+    # the half-plateau answer (8x H100, NCCL's choice of algorithm): the predicted busbw
+    # curve over 1 KiB .. 16 GiB and the measured one, each as a share of its own peak
+    # (what chapter 7's explorer plots, computed here from predict and the calibration CSV)
+    from ..hardware import calibration_rows
 
-    d = ch07_allreduce.explorer().update(collective="allreduce", algorithm="auto",
-                                         system="8x H100, NVSwitch (one HGX/DGX H100)",
-                                         n_bytes=2.0 ** 30)
-    model = np.asarray(d["busbw_bytes_per_s"]) / np.max(d["busbw_bytes_per_s"])
-    share = dict(zip(np.asarray(d["sizes_bytes"]), model))
-    meas = np.asarray(d["measured_busbw_bytes_per_s"]) / np.max(d["measured_busbw_bytes_per_s"])
-    mshare = dict(zip(np.asarray(d["measured_bytes"]), meas))
+    h100 = cluster("H100")
+    grid = 2.0 ** np.arange(10, 35)
+    model = np.array([predict_collective("allreduce", s, h100).busbw_bytes_per_s for s in grid])
+    share = dict(zip(grid, model / model.max()))
+    rows_h = sorted((r for r in calibration_rows() if r["collective"] == "AllReduce"
+                     and r["system"].startswith("H100-SXM (HGX 8-GPU)")),
+                    key=lambda r: r["bytes"])
+    meas = np.array([r["busbw_GBps"] for r in rows_h])
+    mshare = dict(zip((r["bytes"] for r in rows_h), meas / meas.max()))
     out.update({"half_model_16": _pct(share[16 * MiB]), "half_model_8": _pct(share[8 * MiB]),
                 "half_meas_16": _pct(mshare[16 * MiB]), "half_meas_64": _pct(mshare[64 * MiB])})
     # exercise 2: where 16 DGX H100 nodes switch algorithm
