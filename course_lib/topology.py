@@ -535,6 +535,45 @@ def build_topology(kind: str, **kwargs) -> nx.Graph:
     return TOPOLOGY_BUILDERS[kind](**kwargs)
 
 
+# --- one port budget, three maps (chapter 6) -----------------------------------
+__all__ += ["gpu_links", "equal_port_budget_topologies"]
+
+
+def gpu_links(topo: nx.Graph, rank) -> int:
+    """The physical links that end at GPU ``rank`` (the ports it uses).
+
+    >>> gpu_links(nvswitch_topology(8), 0), gpu_links(ring_topology(8, links_per_pair=9), 0)
+    (18, 18)
+    """
+    topo = _check_topo(topo)
+    if rank not in set(gpus(topo)):
+        raise ValueError(f"rank must be a GPU of the topology, got {rank!r}")
+    return int(sum(d.get("links", 1) for *_, d in topo.edges(rank, data=True)))
+
+
+def equal_port_budget_topologies(n: int = 8, gpu: str = "H100") -> dict:
+    """A ring, a full mesh and an NVSwitch box of ``n`` GPUs that spend the same
+    budget: each GPU's NVLink ports (18 on an H100), as many as each map can use.
+
+    The ring puts ``L // 2`` links to each neighbour, the mesh ``L // (n - 1)``
+    to each other GPU (the rest of the ports idle), the switch box all ``L``
+    into the switches: the fair way to compare their bisections (one link per
+    pair against 18 per GPU compares different budgets).  Chapter 6.
+
+    >>> t = equal_port_budget_topologies(8)
+    >>> {k: (gpu_links(v, 0), link_count(v, physical=True)) for k, v in t.items()}
+    {'ring': (18, 72), 'full mesh': (14, 56), 'NVSwitch': (18, 144)}
+    """
+    n = check_int(n, "n", minimum=3, maximum=MAX_GPUS)
+    ports = _gpu(gpu).nvlink_links
+    if ports < n - 1:
+        raise ValueError(f"a full mesh of {n} GPUs needs {n - 1} NVLink ports per GPU; "
+                         f"{_gpu(gpu).name} has {ports}")
+    return {"ring": ring_topology(n, links_per_pair=ports // 2, gpu=gpu),
+            "full mesh": fully_connected_topology(n, links_per_pair=ports // (n - 1), gpu=gpu),
+            "NVSwitch": nvswitch_topology(n, gpu=gpu)}
+
+
 # --- routes and placement (chapter 6) ----------------------------------------
 __all__ += ["path_bottleneck_bw_bytes_per_s", "ring_bottleneck_bw_bytes_per_s"]
 

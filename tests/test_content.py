@@ -22,6 +22,7 @@ import yaml
 
 import course_lib as cl
 from course_lib import content
+from course_lib.apps.prose import BOUND
 from course_lib.quiz import Question, check
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -365,8 +366,16 @@ def test_values_fill_every_field_and_every_value_is_used(chapter):
     for entry in doc["quiz"]:
         for text in [entry["prompt"], *entry["options"], entry["explanation"],
                      *entry.get("why_wrong", {}).values()]:
+            text = content.CITE_FIELD.sub("", text)  # {cite:source|figure}: quoted, no value
             fields |= {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
-    assert fields == set(values), "a {field} without a value, or a value no question uses"
+    # the values module serves the chapter's prose too (course_lib.apps.prose): every value
+    # fills a question's field or a bound number of the chapter's notebook
+    (nb,) = (REPO / "notebooks").glob(f"{chapter:02d}_*.ipynb")
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    bound = {m.group(1) for c in cells if c["cell_type"] == "markdown"
+             for m in BOUND.finditer("".join(c["source"]))}
+    assert fields <= set(values), "a {field} without a value"
+    assert set(values) <= fields | bound, "a value that no question and no prose uses"
     for q in content.chapter_quiz(chapter):
         for text in (q.prompt, *q.options, q.explanation, *q.why_wrong.values()):
             assert "{" not in text and "}" not in text, text
