@@ -20,7 +20,7 @@ UNBOUND_BUDGET = {
     "03_arterial_roads.ipynb": 54, "04_freight_fleet.ipynb": 45, "05_high_speed_rail.ipynb": 42,
     "06_road_map.ipynb": 0, "07_sharing_the_load.ipynb": 0, "08_traffic_lights.ipynb": 0,
     "09_how_big.ipynb": 0, "10_city_at_work.ipynb": 0,
-    "11_rumours_and_interviews.ipynb": 8, "your_cluster.ipynb": 14,
+    "11_rumours_and_interviews.ipynb": 8, "your_cluster.ipynb": 0,
 }
 
 
