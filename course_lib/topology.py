@@ -535,6 +535,45 @@ def build_topology(kind: str, **kwargs) -> nx.Graph:
     return TOPOLOGY_BUILDERS[kind](**kwargs)
 
 
+# --- one port budget, three maps (chapter 6) -----------------------------------
+__all__ += ["gpu_links", "equal_port_budget_topologies"]
+
+
+def gpu_links(topo: nx.Graph, rank) -> int:
+    """The physical links that end at GPU ``rank`` (the ports it uses).
+
+    >>> gpu_links(nvswitch_topology(8), 0), gpu_links(ring_topology(8, links_per_pair=9), 0)
+    (18, 18)
+    """
+    topo = _check_topo(topo)
+    if rank not in set(gpus(topo)):
+        raise ValueError(f"rank must be a GPU of the topology, got {rank!r}")
+    return int(sum(d.get("links", 1) for *_, d in topo.edges(rank, data=True)))
+
+
+def equal_port_budget_topologies(n: int = 8, gpu: str = "H100") -> dict:
+    """A ring, a full mesh and an NVSwitch box of ``n`` GPUs that spend the same
+    budget: each GPU's NVLink ports (18 on an H100), as many as each map can use.
+
+    The ring puts ``L // 2`` links to each neighbour, the mesh ``L // (n - 1)``
+    to each other GPU (the rest of the ports idle), the switch box all ``L``
+    into the switches: the fair way to compare their bisections (one link per
+    pair against 18 per GPU compares different budgets).  Chapter 6.
+
+    >>> t = equal_port_budget_topologies(8)
+    >>> {k: (gpu_links(v, 0), link_count(v, physical=True)) for k, v in t.items()}
+    {'ring': (18, 72), 'full mesh': (14, 56), 'NVSwitch': (18, 144)}
+    """
+    n = check_int(n, "n", minimum=3, maximum=MAX_GPUS)
+    ports = _gpu(gpu).nvlink_links
+    if ports < n - 1:
+        raise ValueError(f"a full mesh of {n} GPUs needs {n - 1} NVLink ports per GPU; "
+                         f"{_gpu(gpu).name} has {ports}")
+    return {"ring": ring_topology(n, links_per_pair=ports // 2, gpu=gpu),
+            "full mesh": fully_connected_topology(n, links_per_pair=ports // (n - 1), gpu=gpu),
+            "NVSwitch": nvswitch_topology(n, gpu=gpu)}
+
+
 # --- routes and placement (chapter 6) ----------------------------------------
 __all__ += ["path_bottleneck_bw_bytes_per_s", "ring_bottleneck_bw_bytes_per_s"]
 
@@ -568,31 +607,102 @@ def path_bottleneck_bw_bytes_per_s(topo: nx.Graph, a, b) -> float:
     return float(best)
 
 
+def _check_ring(topo, ranks) -> list:
+    topo = _check_topo(topo)
+    ranks = list(ranks)
+    if len(ranks) < 2:
+        raise ValueError(f"ranks must hold at least 2 GPUs, got {ranks!r}")
+    if len(set(ranks)) != len(ranks):
+        raise ValueError(f"ranks must not repeat a GPU, got {ranks!r}")
+    members = set(gpus(topo))
+    for r in ranks:
+        if r not in members:
+            raise ValueError(f"ranks must be GPUs of the topology, got {r!r}")
+    return ranks
+
+
+def ring_routes(topo: nx.Graph, ranks) -> list[list]:
+    """The route each hop of a ring over ``ranks`` takes, all hops sending at once.
+
+    Hop ``i`` goes from ``ranks[i]`` to ``ranks[i+1]`` (the last back to the
+    first) on a shortest route (fewest links).  Where several shortest routes
+    tie, each hop in ring order takes the one that leaves it the most
+    bandwidth given the hops already routed (a link's per-direction rate
+    divided by the flows that cross it in that direction, this one included),
+    then the widest: the way a router would spread them.  Chapter 6.
+
+    >>> ring_routes(two_level_topology(2, 4), [0, 4])[0]
+    [0, 'node0/nic0', 'ib-switch', 'node1/nic0', 4]
+    """
+    ranks = _check_ring(topo, ranks)
+    load: dict = {}
+    routes = []
+    for a, b in zip(ranks, ranks[1:] + ranks[:1]):
+        def score(path):
+            steps = list(zip(path, path[1:]))
+            shared = min(topo.edges[u, v]["bw_bytes_per_s"] / (load.get((u, v), 0) + 1)
+                         for u, v in steps)
+            return shared, min(topo.edges[u, v]["bw_bytes_per_s"] for u, v in steps)
+        best = max(nx.all_shortest_paths(topo, a, b), key=score)
+        for u, v in zip(best, best[1:]):
+            load[(u, v)] = load.get((u, v), 0) + 1
+        routes.append(best)
+    return routes
+
+
+def ring_link_flows(topo: nx.Graph, ranks) -> dict:
+    """How many of a ring's hops cross each link, per direction.
+
+    Returns ``{(u, v): flows}`` for every link direction ``u -> v`` the ring's
+    routes (:func:`ring_routes`) use.  Chapter 6: a ring ``[0, 4, 1, 5]`` over
+    two nodes with one NIC each sends two of its four hops out of each NIC.
+
+    >>> flows = ring_link_flows(two_level_topology(2, 4, nics_per_node=1), [0, 4, 1, 5])
+    >>> flows[("node0/nic0", "ib-switch")], flows[("ib-switch", "node0/nic0")]
+    (2, 2)
+    """
+    flows: dict = {}
+    for path in ring_routes(topo, ranks):
+        for u, v in zip(path, path[1:]):
+            flows[(u, v)] = flows.get((u, v), 0) + 1
+    return flows
+
+
 def ring_bottleneck_bw_bytes_per_s(topo: nx.Graph, ranks) -> float:
-    """Slowest hop of a ring laid over ``ranks`` (in that order), bytes/s.
+    """Bandwidth each hop of a ring over ``ranks`` (in that order) gets, at the
+    slowest hop, bytes/s per direction, with every hop sending at once.
 
     A ring collective over a group of GPUs runs at the pace of its slowest
     neighbour-to-neighbour route: placing a tensor-parallel group inside one
-    NVLink domain or across servers changes this number, not the GPUs.
+    NVLink domain or across servers changes this number, not the GPUs.  A link
+    that several hops cross in the same direction (a NIC two GPUs share) is
+    divided among them: each gets ``B_e / f_e``.
 
     Notes
     -----
-    ``B_ring = min_i B(r_i, r_{i+1 mod k})`` with :func:`path_bottleneck_bw_bytes_per_s`.
-    Chapter 6.
+    ``B_ring = min_i min_{e in route_i} B_e / f_e`` with the routes of
+    :func:`ring_routes` and ``f_e`` the hops crossing ``e`` in that direction
+    (:func:`ring_link_flows`).  Where no link is shared this is the slowest
+    hop's :func:`path_bottleneck_bw_bytes_per_s`.  Chapter 6.
 
     >>> t = two_level_topology(2, 4)
     >>> ring_bottleneck_bw_bytes_per_s(t, [0, 1, 2, 3]) / 1e9
     450.0
     >>> ring_bottleneck_bw_bytes_per_s(t, [0, 4, 1, 5]) / 1e9
     50.0
+    >>> ring_bottleneck_bw_bytes_per_s(two_level_topology(2, 4, nics_per_node=1), [0, 4, 1, 5]) / 1e9
+    25.0
     """
-    ranks = list(ranks)
-    if len(ranks) < 2:
-        raise ValueError(f"ranks must hold at least 2 GPUs, got {ranks!r}")
-    if len(set(ranks)) != len(ranks):
-        raise ValueError(f"ranks must not repeat a GPU, got {ranks!r}")
-    return min(path_bottleneck_bw_bytes_per_s(topo, ranks[i], ranks[(i + 1) % len(ranks)])
-               for i in range(len(ranks)))
+    routes = ring_routes(topo, ranks)
+    flows: dict = {}
+    for path in routes:
+        for u, v in zip(path, path[1:]):
+            flows[(u, v)] = flows.get((u, v), 0) + 1
+    return float(min(topo.edges[u, v]["bw_bytes_per_s"] / flows[(u, v)]
+                     for path in routes for u, v in zip(path, path[1:])))
+
+
+__all__ += ["ring_routes", "ring_link_flows"]
 
 
 # --- PCIe-only boxes and NVLink bridges (added for course_lib.predict) --------

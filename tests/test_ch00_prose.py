@@ -5,13 +5,17 @@ import json
 import pathlib
 import re
 
+from course_lib.apps.prose import shown
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NB = ROOT / "notebooks"
 
 
 def _md(stem):
+    """A notebook's Markdown cells as a learner reads them (bound and cited numbers as
+    their text: a row names a section by the heading it shows)."""
     cells = json.loads((NB / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+    return [shown("".join(c["source"])) for c in cells if c["cell_type"] == "markdown"]
 
 
 def _table():

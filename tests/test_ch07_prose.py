@@ -8,6 +8,7 @@ import re
 import pytest
 
 import course_lib as cl
+from course_lib import values
 from course_lib.apps.prose import BOUND, CITED
 from course_lib.explorers import ch07_allreduce
 from course_lib.values import ch07 as values07
@@ -155,10 +156,16 @@ def test_folded_answers_match_the_models(cells, yc):
     multi = cl.cluster("H100", nodes=16, nic="NDR")
     # the algorithm-switch exercise moved to the optional notebook with the predictor's checks
     ymd = _md(yc)
-    assert "the **tree** up to about 133 MiB" in ymd and "up to about 2.2 GiB, then the **ring**" in ymd
     algo = lambda n_bytes: cl.predict_collective("allreduce", n_bytes, multi).algorithm
-    assert algo(128 * cl.MiB) == "tree" and algo(140 * cl.MiB) == "nvls"
-    assert algo(2.1 * cl.GiB) == "nvls" and algo(2.3 * cl.GiB) == "ring"
+    t_text, r_text = (values.value(f"your_cluster.{k}") for k in ("ex2_tree_to_nvls",
+                                                                  "ex2_nvls_to_ring"))
+    assert f"the **tree** up to about {t_text}" in ymd
+    assert f"up to about {r_text}, then the **ring**" in ymd
+    tree_to_nvls = float(t_text.removesuffix(" MiB")) * cl.MiB
+    nvls_to_ring = float(r_text.removesuffix(" GiB")) * cl.GiB
+    # the printed switch points are where the model switches, to the digits printed
+    assert algo(0.99 * tree_to_nvls) == "tree" and algo(1.01 * tree_to_nvls) == "nvls"
+    assert algo(0.97 * nvls_to_ring) == "nvls" and algo(1.03 * nvls_to_ring) == "ring"
     dgx = cl.cluster("H100")
     auto = cl.predict_collective("allreduce", cl.GiB, dgx)
     ring = cl.predict_collective("allreduce", cl.GiB, dgx, algorithm="ring")

@@ -22,6 +22,7 @@ import yaml
 
 import course_lib as cl
 from course_lib import content
+from course_lib.apps.prose import BOUND
 from course_lib.quiz import Question, check
 
 REPO = pathlib.Path(__file__).resolve().parents[1]

@@ -128,3 +128,45 @@ def test_build_topology_by_name():
     assert cl.build_topology("ring", n=5).number_of_edges() == 5
     with pytest.raises(ValueError, match="kind"):
         cl.build_topology("hypercube")
+
+
+# --- a ring's hops share links (chapter 6, issue 30) ---------------------------
+def test_ring_over_two_nodes_with_one_nic_each_shares_the_nic():
+    """[0, 4, 1, 5] on two nodes with one NIC each: every hop crosses the network, two
+    leave each NIC and two arrive at it, so each gets half the port (the old model gave
+    every hop the whole port)."""
+    t = cl.two_level_topology(2, 4, nics_per_node=1)
+    flows = cl.ring_link_flows(t, [0, 4, 1, 5])
+    for node in (0, 1):
+        assert flows[(f"node{node}/nic0", "ib-switch")] == 2
+        assert flows[("ib-switch", f"node{node}/nic0")] == 2
+    port = cl.nic("NDR").bw_per_dir_bytes_per_s
+    assert cl.ring_bottleneck_bw_bytes_per_s(t, [0, 4, 1, 5]) == pytest.approx(port / 2)
+    # packed in one node the NIC is not used and the ring keeps NVLink's full rate
+    assert cl.ring_bottleneck_bw_bytes_per_s(t, [0, 1, 2, 3]) == pytest.approx(
+        cl.gpu("H100").nvlink_bw_per_dir_bytes_per_s)
+
+
+def test_ring_with_a_nic_per_gpu_shares_nothing():
+    t = cl.two_level_topology(2, 4)
+    ranks = [0, 4, 1, 5]
+    assert max(cl.ring_link_flows(t, ranks).values()) == 1
+    assert cl.ring_bottleneck_bw_bytes_per_s(t, ranks) == min(
+        cl.path_bottleneck_bw_bytes_per_s(t, a, b) for a, b in zip(ranks, ranks[1:] + ranks[:1]))
+
+
+def test_ring_routes_share_the_ways_of_a_tie():
+    """On a ring of 4, [0, 2, 1, 3] has two hops of two links with a choice of side each;
+    they take different sides when that leaves each more, and every hop's share is what
+    its most loaded link gives it."""
+    t = cl.ring_topology(4)
+    ranks = [0, 2, 1, 3]
+    routes = cl.ring_routes(t, ranks)
+    assert [len(r) - 1 for r in routes] == [cl.hops(t, a, b) for a, b in
+                                           zip(ranks, ranks[1:] + ranks[:1])]
+    flows = cl.ring_link_flows(t, ranks)
+    b = t.edges[0, 1]["bw_bytes_per_s"]
+    assert cl.ring_bottleneck_bw_bytes_per_s(t, ranks) == pytest.approx(
+        b / max(flows.values()))
+    with pytest.raises(ValueError, match="GPUs of the topology"):
+        cl.ring_routes(t, [0, 9])
