@@ -449,3 +449,19 @@ def test_network_routes_on_the_city_map_give_the_fibre_and_tcps_own_link():
         one_way = cl.format_time(km * 1e3 / (0.7 * 299_792_458))
         assert f"{cl.format_distance(km * 1e3)} of fibre ({one_way} one way)" in svg
         assert "Ethernet (RoCE-100 port) rail" in svg and "RoCEv2 RoCE-100 rail" in svg
+
+
+def test_a_dgx_node_is_drawn_as_a_simplified_map_with_node_and_sys_pcie_words():
+    """Issue 30: the map drew a DGX H100 with one CPU and one PCIe switch for 8 GPUs and
+    called GPU 0 -> GPU 3 over PCIe "PIX". The real board has 2 sockets and a switch per
+    GPU and its NIC: two GPUs meet at a root complex (NODE) or across sockets (SYS)."""
+    c = cl.cluster("H100", 8)
+    d = city_map(c, route="p2p-pcie", pair=(0, 3))
+    assert "(simplified map)" in texts(d) and "Simplified map:" in texts(d)
+    assert "topo: PIX" not in texts(d)
+    assert route_legs(c, "p2p-pcie", pair=(0, 3))["topo_word"] == "NODE"
+    assert route_legs(c, "p2p-pcie", pair=(0, 5))["topo_word"] == "SYS"
+    # a machine drawn as it is (PCIe only, a switch) keeps its own word and no note
+    plain = cl.cluster("A100", 8, fabric="pcie")
+    assert route_legs(plain, "p2p-pcie")["topo_word"] == "PIX"
+    assert "implified" not in texts(city_map(plain))

@@ -225,3 +225,19 @@ def test_one_calibration_loader_serves_rows_and_curves(tmp_path):
     bad.write_text("system,bytes\nx,1\n")
     with pytest.raises(ValueError, match="calibration CSV"):
         hw.calibration_rows(bad)
+
+
+def test_measured_peer_copies_on_hgx_h100_are_cited_and_between_the_models():
+    """Issue 30: the driver's staged copy (peer access off) measures 36-38 GB/s on an HGX
+    H100 (NVIDIA/nccl#1264): above the store-and-forward model (half a Gen5 link), below
+    the pipelined one (a full link), about 2/3 of a pinned copy over one leg."""
+    MEASURED = hw.MEASURED
+    staged = MEASURED["p2p_staged_8xH100"]
+    nvlink = MEASURED["p2p_nvlink_8xH100"]
+    pcie = hw.pcie_bw_per_dir_bytes_per_s(5)
+    for fact in (staged, nvlink):
+        assert "NVIDIA/nccl issue #1264" in fact.source and fact.direction == "per direction"
+    assert pcie / 2 < staged.value < pcie
+    assert 0.6 < staged.value / MEASURED["h2d_pinned_pcie5"].value < 0.7
+    spec = hw.gpu("H100").nvlink_bw_per_dir_bytes_per_s
+    assert MEASURED["busbw_allreduce_8xH100_ring"].value < nvlink.value < spec

@@ -16,8 +16,8 @@ from course_lib.apps import prose
 
 #: Unbound numbers-with-units per notebook, at most (lower it as prose is bound; target 0).
 UNBOUND_BUDGET = {
-    "00_start_here.ipynb": 0, "01_city_at_night.ipynb": 33, "02_maglev_line.ipynb": 34,
-    "03_arterial_roads.ipynb": 54, "04_freight_fleet.ipynb": 0, "05_high_speed_rail.ipynb": 0,
+    "00_start_here.ipynb": 0, "01_city_at_night.ipynb": 0, "02_maglev_line.ipynb": 0,
+    "03_arterial_roads.ipynb": 0, "04_freight_fleet.ipynb": 0, "05_high_speed_rail.ipynb": 0,
     "06_road_map.ipynb": 0, "07_sharing_the_load.ipynb": 0, "08_traffic_lights.ipynb": 0,
     "09_how_big.ipynb": 0, "10_city_at_work.ipynb": 0,
     "11_rumours_and_interviews.ipynb": 0, "your_cluster.ipynb": 0,

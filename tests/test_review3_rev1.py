@@ -162,7 +162,11 @@ def test_chapter1_quiz_one_explains_its_67_percent_distractor():
     q = cl.content.chapter_quiz(1)[0]
     wrong = q.options[1]
     assert wrong == f"{(300 - 100) / 300:.0%}"
-    assert "(300 - 100) / 300" in q.why_wrong[1]
+    from course_lib.units import parse_time
+    from course_lib.values import chapter_values
+    v = chapter_values(1)                    # the quiz's step, as its values module prints it
+    assert f"({v['q_comp']} - {v['q_comm']}) / {v['q_comp']}" in q.why_wrong[1]
+    assert parse_time(v["q_comp"]) == pytest.approx(0.3) and parse_time(v["q_comm"]) == pytest.approx(0.1)
     assert q.options[0] == f"{cl.effective_utilisation(0.3, 0.1):.0%}"
 
 

@@ -220,8 +220,9 @@ def _draw_city(cv: Canvas, c: Cluster, node: int, x0: float, y0: float, w: float
     with cv.group(cls="ic-city", data_node=node):
         cv.rect(x0, y0, w, H, fill="#fbfbf8", stroke="#bbb", width=1, rx=10)
         more = (f" (the first {shown} drawn)" if shown < c.gpus_per_node else "")
+        simple = " (simplified map)" if _simplified_system(c) is not None else ""
         cv.text(x0 + 10, y0 + 14, f"city {node + 1} · node {node}: {c.gpus_per_node} × "
-                f"{g.name}{more}, {fab}", size=13, anchor="start", weight="bold")
+                f"{g.name}{more}, {fab}{simple}", size=13, anchor="start", weight="bold")
         inner0, inner1 = x0 + 12, x0 + w - 12
         colw = (inner1 - inner0) / shown
         # which socket each GPU hangs off, and which NIC it uses
@@ -632,9 +633,20 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             word, via = "SYS", f"{junction}, both city halls and the socket link"
             if c.cpu:
                 bw = min(pcie, hardware.cpu_link_bw_bytes_per_s(c.cpu))
-        legs = [{"text": f"GPU {a} → {via} → GPU {b} over PCIe Gen{gen}, peer-to-peer "
-                         f"(no host memory, nvidia-smi topo: {word})",
-                 "kind": "pcie", "bw_bytes_per_s": bw}]
+        real = _simplified_system(c)
+        if real is not None:
+            # the map draws one switch; the real board's GPUs meet only at the CPU
+            word = _real_topo_word(c, a, b)
+            where = ("the CPU's root complex" if word == "NODE"
+                     else "both CPUs' root complexes and the socket link")
+            legs = [{"text": f"GPU {a} → GPU {b} over PCIe Gen{gen}, peer-to-peer (no host "
+                             f"memory: on a real {real.name} through {where}, nvidia-smi "
+                             f"topo: {word})",
+                     "kind": "pcie", "bw_bytes_per_s": bw}]
+        else:
+            legs = [{"text": f"GPU {a} → {via} → GPU {b} over PCIe Gen{gen}, peer-to-peer "
+                             f"(no host memory, nvidia-smi topo: {word})",
+                     "kind": "pcie", "bw_bytes_per_s": bw}]
         p = analytic.route_parameters(r, gpu=g.name)
         return {"route": r, "latency_s": p["latency_s"], "bw_bytes_per_s": bw, "legs": legs,
                 "copies": 1, "pair": (a, b), "topo_word": word,
@@ -702,6 +714,29 @@ def _rail_text(link: str, distance_m: float) -> str:
     """The network leg of a route to the other city, with its fibre."""
     return (f"{link} rail to the other city, {format_distance(distance_m)} of fibre "
             f"({format_time(analytic.fibre_one_way_s(distance_m))} one way)")
+
+
+def _simplified_system(c: Cluster):
+    """The real system a single-socket NVSwitch node stands for (``SYSTEMS``), or None.
+
+    Every NVSwitch system of the catalog (DGX-2, DGX A100, DGX/HGX H100, ...) has two
+    CPU sockets, and each GPU shares a PCIe switch with its own NIC only; the city map
+    draws such a node with one city hall and one road junction, so it says so: it is a
+    simplified map, and the PCIe words between two of its GPUs are NODE (one socket)
+    or SYS (across the sockets), never PIX."""
+    if c.fabric != "nvswitch" or c.sockets != 1:
+        return None
+    systems = [s for s in hardware.SYSTEMS.values()
+               if s.gpu == c.gpu_record.name and s.wiring == "nvswitch"
+               and s.n_gpus == c.gpus_per_node]
+    return systems[0] if systems else None
+
+
+def _real_topo_word(c: Cluster, a: int, b: int) -> str:
+    """``nvidia-smi topo -m``'s PCIe word for GPUs ``a`` and ``b`` on the real two-socket
+    board a simplified NVSwitch node stands for: NODE on one socket, SYS across."""
+    half = c.gpus_per_node // 2
+    return "NODE" if (a < half) == (b < half) else "SYS"
 
 
 def _socket(c: Cluster, local: int) -> int:
@@ -1161,6 +1196,13 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
                 glued = re.sub(r"(\d) (?=[A-Za-zµ%])", "\\1\u00a0", part)   # "63 GB/s" stays whole
                 caption += [w.replace("\u00a0", " ") for w in _wrap(glued, room, 12, sep=" ")]
         first += len(info["legs"])
+    real = _simplified_system(c)
+    if real is not None:
+        note = (f"Simplified map: one city hall and one road junction drawn. A real {real.name} "
+                f"has 2 CPU sockets, and each GPU shares a PCIe switch with its own NIC only "
+                f"(nvidia-smi topo -m: NODE or SYS between two GPUs, not PIX).")
+        room = 0.9 * (W - 30)
+        caption += _wrap(note, room, 12, sep=" ")
     height = (y + drawn * (ch + 14) + (40 if more else 0)
               + 17 * math.ceil(len(legend_entries) / _legend_cols(legend_entries, W - 28))
               + 20 * len(caption) + 24)

@@ -129,6 +129,8 @@ def latency_s(name: str) -> float:
 
 # --- measured plateaus ------------------------------------------------------
 _NCCL_PERF = "NVIDIA/nccl-tests:doc/PERFORMANCE.md (busbw definition); "
+_NCCL_1264 = ("NVIDIA/nccl issue #1264 (HGX H100 SXM, 8 GPUs, NVIDIA/cuda-samples "
+              "p2pBandwidthLatencyTest)")
 MEASURED: dict[str, Fact] = {
     "busbw_allreduce_8xA100": Fact(
         230 * GB, "bytes/s", "per direction",
@@ -162,6 +164,20 @@ MEASURED: dict[str, Fact] = {
         "vortex-data/vortex PR #7815 (GH200: about equal)", True,
         note="pageable copies reach roughly 0.1-0.5 of pinned on x86 hosts, "
              "less for large copies; measure it in the chapter 4 lab"),
+    "p2p_nvlink_8xH100": Fact(
+        376 * GB, "bytes/s", "per direction",
+        _NCCL_1264 + " ('Unidirectional P2P=Enabled Bandwidth (P2P Writes) "
+        "Matrix': 371.0-376.8 GB/s from GPU 0 to the seven others, median 375.9)",
+        True,
+        note="one GPU-to-GPU copy over NVLink through NVSwitch on an HGX H100 "
+             "(cudaMemcpyPeerAsync, copy engines), no collective"),
+    "p2p_staged_8xH100": Fact(
+        37 * GB, "bytes/s", "per direction",
+        _NCCL_1264 + " ('Unidirectional P2P=Disabled Bandwidth Matrix': "
+        "36.3-38.1 GB/s between every pair)", True,
+        note="GPU-to-GPU copy with peer access disabled on an HGX H100: the "
+             "driver stages it through host memory, pipelined (36-38 GB/s); "
+             "about two thirds of a pinned copy over one PCIe Gen5 leg"),
     "h2d_pageable_h200_1MiB": Fact(
         17.1 * GB, "bytes/s", "per direction", SRC_H200_LAB + " (median of 7)",
         note="pageable host-to-device copy of 1 MiB on an H200, PCIe Gen5 x16"),

@@ -4,12 +4,11 @@
 fills its ``{name}`` fields from it; the notebook ``notebooks/00_*.ipynb`` binds its
 numbers to it with ``<!--v:name-->text<!--/v-->`` (see :mod:`course_lib.apps.prose`).
 
-Chapter 0 names other chapters' sections by their headings: chapter 3's "The corrected
-7×" (an H100's NVLink over PCIe Gen5 x16, per direction, spec rates) and chapter 2's
-"Where does 450 GB/s come from?"; and the classic misreading of a NIC port's rate.
+Chapter 0's map of the course gives chapter 3's corrected ratio (an H100's NVLink over
+PCIe Gen5 x16, per direction, spec rates) and the classic misreading of a NIC port's rate.
 
 >>> values()
-{'corrected_ratio': '7×', 'h100_nvlink': '450 GB/s', 'ndr_port': '400 Gb/s', 'ndr_misread': '400 GB/s'}
+{'corrected_ratio': '7×', 'ndr_port': '400 Gb/s', 'ndr_misread': '400 GB/s'}
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ def values() -> dict[str, str]:
     nvlink = gpu("H100").nvlink_bw_per_dir_bytes_per_s
     port = nic("NDR")
     return {"corrected_ratio": f"{nvlink / pcie_bw_per_dir_bytes_per_s(5):.0f}×",
-            "h100_nvlink": format_bandwidth(nvlink),
             "ndr_port": format_bandwidth(port.bw_per_dir_bytes_per_s, bits=True),
             # the same digits read as bytes: what "400 GB/s" on a slide usually is
             "ndr_misread": f"{port.rate_gbit_per_s:g} GB/s"}
