@@ -6,7 +6,7 @@ numbers to it with ``<!--v:name-->text<!--/v-->`` (see :mod:`course_lib.apps.pro
 
 >>> v = values()
 >>> v["rtt_1km"], v["nic_bw"], v["roce"]
-('9.54 µs', '50 GB/s', '1.47 µs')
+('9.53 µs', '50 GB/s', '1.47 µs')
 """
 
 from __future__ import annotations
