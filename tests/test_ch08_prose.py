@@ -163,3 +163,34 @@ def test_the_partial_overlap_formula_is_the_articles_not_the_courses(notebook_te
     md = " ".join(notebook_text("08_traffic_lights", "markdown").split())
     assert "Partial, as the articles write it" in md
     assert cl.iteration_time_s(0.8, 0.5, overlap=1.0) == max(0.8, 0.5)
+
+
+def test_what_a_bucketed_step_leaves_exposed_is_said_as_the_schedule_computes_it(notebook_text):
+    """'Two things stay exposed: the last bucket's AllReduce and one start-up per bucket' was
+    wrong when the AllReduces keep up with the backward pass: then only the last bucket shows
+    (its start-up included), the other start-ups hide.  When they do not keep up, every
+    start-up adds."""
+    from course_lib.traffic import bucket_overlap_schedule
+    k, alpha = 64, 60e-6
+    quick = bucket_overlap_schedule(0.5, 0.1, n_buckets=k, bucket_latency_s=alpha)
+    assert quick["exposed_comm_s"] == pytest.approx(0.1 / k + alpha, rel=1e-6)
+    slow = bucket_overlap_schedule(0.5, 1.0, n_buckets=k, bucket_latency_s=alpha)
+    assert slow["iteration_s"] == pytest.approx(0.5 / k + 1.0 + k * alpha, rel=1e-6)
+    md = " ".join(notebook_text("08_traffic_lights", "markdown").replace(">", " ").split())
+    assert "one start-up cost per bucket" not in md
+    assert "only the last bucket's stays exposed" in md
+    assert "$T_{fwd} + T_{bwd}/K + T_{comm}$ (start-ups included)" in md
+
+
+def test_quiz_q2_the_articles_max_is_a_wrong_answer():
+    """Quiz Q2's keyed 0.8 s was also max(T_comp, T_comm), the article's formula the chapter
+    calls unreachable: a learner using it scored.  Now the AllReduce outlasts the backward
+    pass, the key is T_fwd + T_comm and the article's max is a distractor that says so."""
+    from course_lib import traffic
+    from course_lib.content import chapter_quiz
+    q = next(q for q in chapter_quiz(8) if "The step takes" in q.prompt)
+    (key,) = q.answer
+    step = traffic.overlap_step_time_s(0.8, 0.6)
+    assert q.options[key] == f"{step:.2f} s" and abs(step - max(0.8, 0.6)) > 0.05
+    (mx,) = [i for i, o in enumerate(q.options) if o == "0.8 s"]
+    assert "article's max" in q.why_wrong[mx]

@@ -301,8 +301,8 @@ def test_calibration_rows_missing_file_is_empty(tmp_path):
 def test_chapter_8_overlap_question_hides_only_behind_backward():
     q = content.CHAPTER_QUESTIONS[8][1]
     right = float(q.options[next(iter(q.answer))].split()[0])
-    fwd, bwd, comm = 0.27, 0.53, 0.3
-    assert right == pytest.approx(fwd + max(bwd, comm))
+    fwd, bwd, comm = 0.8 / 3, 1.6 / 3, 0.6
+    assert right == pytest.approx(fwd + max(bwd, comm), abs=0.005)
     assert "backward" in q.prompt and "backward" in q.explanation
 
 
