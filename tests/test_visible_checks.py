@@ -198,21 +198,34 @@ def test_scaling_limits_part_c_says_what_no_communication_returns():
     assert "`t_comm_s = 0`" in prompt and "`n_max`" in prompt.split("`t_comm_s = 0`")[1]
 
 
-def test_ring_allreduce_one_slip_in_part_a_costs_only_parts_a_and_b(tmp_path):
-    """ring_allreduce: Parts C, D and E call the learner's own Part A/B functions.  With one
-    slip in Part A (n steps instead of n - 1) all five parts used to fail (0 of 10); now C
-    and E are checked against what the learner's own functions give (error carried forward)
-    and D against the course's ring time, so only A and B fail -- with the hidden tests in."""
+ONE_LAP = ("return (reduce_scatter_time_s(n_bytes, n_ranks, bw_bytes_per_s, latency_s)\n"
+           "            + all_gather_time_s(n_bytes, n_ranks, bw_bytes_per_s, latency_s))")
+
+
+@pytest.mark.parametrize("grade_id,right,wrong,fails", [
+    ("part_a", "steps = n_ranks - 1", "steps = n_ranks", {"A", "B"}),       # n steps for n - 1
+    ("part_b", ONE_LAP,                                                    # ReduceScatter only
+     "return reduce_scatter_time_s(n_bytes, n_ranks, bw_bytes_per_s, latency_s)", {"B"}),
+    ("part_b", "return 2 * (n_ranks - 1) / n_ranks * n_bytes",             # 2S, not 2(n-1)/n S
+     "return 2 * n_bytes", {"B"}),
+], ids=["n-steps", "one-lap", "sent-2S"])
+def test_ring_allreduce_one_slip_costs_only_its_own_part(tmp_path, grade_id, right, wrong, fails):
+    """ring_allreduce: Parts C, D and E call the learner's own Part A/B functions.  One slip in
+    Part A (n steps instead of n - 1) used to fail all five parts (0 of 10), and a one-lap
+    Part B failed C with a false hint ('you used the bidirectional bandwidth').  Now C and E
+    are checked against what the learner's own functions give (error carried forward, visible
+    and hidden checks alike) and D against the course's ring time: only the slip's parts fail."""
     a = "ring_allreduce"
     folder = tmp_path / a
     shutil.copytree(REPO / "solutions" / a, folder)
     path = folder / f"{a}.ipynb"
     nb = nbformat.read(path, as_version=4)
-    part_a = _cells(nb)["part_a"]
-    assert part_a.source.count("steps = n_ranks - 1") == 2
-    part_a.source = part_a.source.replace("steps = n_ranks - 1", "steps = n_ranks")
+    cell = _cells(nb)[grade_id]
+    assert right in cell.source
+    cell.source = cell.source.replace(right, wrong)
     nbformat.write(nb, path)
     failed, printed = validate(path)
-    assert set(failed) == {"A", "B"}, {k: v[-300:] for k, v in failed.items()}
-    for letter in "CDE":
+    assert set(failed) == fails, {k: v[-300:] for k, v in failed.items()}
+    for letter in sorted(set("CDE") - fails):
         assert f"Part {letter}: passed" in printed
+    assert "bidirectional" not in " ".join(failed.values())
