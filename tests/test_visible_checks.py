@@ -229,3 +229,26 @@ def test_ring_allreduce_one_slip_costs_only_its_own_part(tmp_path, grade_id, rig
     for letter in sorted(set("CDE") - fails):
         assert f"Part {letter}: passed" in printed
     assert "bidirectional" not in " ".join(failed.values())
+
+
+@pytest.mark.parametrize("wrong", ["beta, alpha = np.polyfit(d, t, 1)",
+                                   "beta, alpha = np.polyfit(d, t, 1, w=1.0 / t**2)"],
+                         ids=["unweighted", "variance-weights"])
+def test_pinned_a_wrong_fit_costs_part_b_only_and_validate_says_so(tmp_path, wrong):
+    """pinned_vs_pageable: Part B grades the fitting method; Parts C and F apply the learner's
+    own fit_line (error carried forward) -- a wrong method used to cost B, C and F (5 of 10).
+    And Validate catches w = 1/T**2 (it passed Part B's visible check: alpha alone was
+    checked)."""
+    a = "pinned_vs_pageable"
+    folder = tmp_path / a
+    shutil.copytree(REPO / "solutions" / a, folder)
+    path = folder / f"{a}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    cell = _cells(nb)["part_b"]
+    right = "beta, alpha = np.polyfit(d, t, 1, w=1.0 / t)"
+    assert right in cell.source
+    cell.source = cell.source.replace(right, wrong)
+    nbformat.write(nb, path)
+    failed, printed = validate(path)
+    assert set(failed) == {"B"}, {k: v[-300:] for k, v in failed.items()}
+    assert "weight each point by 1 / T" in failed["B"] or "not 1 / T**2" in failed["B"]
