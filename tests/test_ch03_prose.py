@@ -66,7 +66,7 @@ def test_pipelined_staging_is_an_upper_bound_beside_the_measured_copy(md):
 def test_the_map_is_simplified_and_gpu_pairs_are_node_or_sys_not_pix(md):
     text = _flat(md)
     assert "The map is **simplified**" in text
-    assert "shows `NODE` for GPUs on the same socket (GPU 0 and GPU 3 here) and `SYS`" in text
+    assert "calls `NODE` (same socket, GPU 0 and GPU 3 here) or `SYS`" in text
     assert not re.search(r"GPU ?0\W+GPU ?3[^.]*PIX", text)
     d = cl.draw.city_map(cl.cluster("H100", 8), route="p2p-pcie", pair=(0, 3))
     assert "topo: PIX" not in d.svg and "topo: NODE" in d.svg and "Simplified map" in d.svg
@@ -96,3 +96,14 @@ def test_the_roads_ladder_spec_plan_measured_from_the_catalog(md):
 def test_every_number_is_bound_or_cited_in_the_chapter_and_its_quiz():
     assert prose.scan_notebook(prose.REPO / "notebooks" / "03_arterial_roads.ipynb") == []
     assert prose.scan_quiz_bank()["ch03"] == []
+
+
+def test_topo_m_words_are_said_of_the_pcie_path_and_p2p_is_an_upper_bound(notebook_text):
+    """A reader: on an HGX H100 `nvidia-smi topo -m` shows NV18 for every GPU pair; NODE/SYS
+    name the PCIe path (and GPU-NIC pairs) -- the chapter said topo -m 'shows NODE for GPUs
+    on the same socket'.  And PCIe peer-to-peer at the line rate is an upper bound that holds
+    under a shared switch; NCCL uses P2P only up to PATH_PXB (src/graph/paths.cc)."""
+    md = " ".join(notebook_text("03_arterial_roads", "markdown").split())
+    assert "shows `NODE` for GPUs on the same socket" not in md
+    assert "`NV18` for every GPU pair" in md
+    assert "an upper bound that holds under a shared PCIe switch" in md and "PATH_PXB" in md
