@@ -58,3 +58,20 @@ def test_the_kernel_bypass_ratios_are_cited_to_where_they_were_measured():
     sources = [m.group(1) for m in CITED.finditer(cell)]
     assert sources and all("bench_labs.py" in s for s in sources)
     assert (NB.parents[1] / "benchmarks" / "bench_labs.py").exists()
+
+
+def test_the_lab_is_said_to_be_what_it_measures(notebook_text):
+    """Readers: the kernel-bypass lab is a one-way stream (CPU cost per message), not 'whole
+    round trips'; its shared-memory ring copies twice (into its slot and out of it, as
+    measure.stream says of itself), not once; its kernel cost is ~1 us, not 'a few us'."""
+    from course_lib.hardware import LATENCIES
+    from course_lib.measure import stream
+    md = " ".join(notebook_text("05_high_speed_rail", "markdown").split())
+    assert "measures whole **round trips**" not in md
+    assert "in a one-way *stream* (a pipelined cost, not a latency" in md
+    assert "the ring one)" not in md and "pays one copy in user space" not in md
+    assert "two copies in user space" in md and "two each" in md
+    assert "a few microseconds of kernel work" not in md
+    import inspect
+    assert "two copies in user space (into its slot and out of it)" in inspect.getsource(stream)
+    assert "round trip" not in LATENCIES["tcp_kernel_path"].note

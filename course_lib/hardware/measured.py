@@ -98,7 +98,8 @@ LATENCIES: dict[str, Fact] = {
                             "chapter 5 lab", True,
                             "TCP through the kernel, one way (the article sets it "
                             "beside one-way RDMA figures): tens of us; the "
-                            "chapter 5 lab measures a round trip, twice this kind"),
+                            "chapter 5 lab measures the kernel path's CPU cost per "
+                            "message in a stream, not this latency"),
     "pcie_p2p": Fact(_SMALL_COPY_S, "s", "n/a",
                      "derived: one DMA copy over PCIe, as pcie_small_copy ("
                      + SRC_H200_LAB + ")", True,
