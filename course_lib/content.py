@@ -57,7 +57,7 @@ from .analytic import (batched_transfer_time_s,
                        iteration_time_s, ring_allreduce_time_s,
                        route_crossover_bytes, route_parameters, route_transfer_time_s)
 from .hardware import pageable_extra_time_s
-from .hardware import (FUTURE_LINKS, NVLINK_GENERATIONS, calibration_data_path,
+from .hardware import (FUTURE_LINKS, MEASURED, NVLINK_GENERATIONS, calibration_data_path,
                        calibration_rows, gpu, latency_s, nic, nvlink_generation,
                        pcie_bw_per_dir_bytes_per_s, system)
 from .quiz import Question
@@ -130,7 +130,7 @@ def _ev_nvlink_everywhere():
             "summary": (f"1 GB host->GPU can only take PCIe: {format_time(h2d)}. "
                         f"GPU->GPU in the same server over NVLink: {format_time(nv)}; "
                         f"to another server NVLink does not reach, RDMA takes "
-                        f"{format_time(rd)}. For 4 kB every road costs a few "
+                        f"{format_time(rd)}. For 4 KiB every road costs a few "
                         f"microseconds of start-up: "
                         + ", ".join(f"{k} {format_time(v)}" for k, v in small.items())
                         + ". Each road has its own job.")}
@@ -148,13 +148,14 @@ def _ev_dma_cpu_idle():
             "merged_s": merged, "speedup": one_by_one / merged, "bar_unit": "s",
             "bars": [("10,000 copies one by one", one_by_one),
                      ("CPU time issuing them", cpu_busy), ("one merged copy", merged)],
-            "summary": (f"{n:,} separate 4 kB copies: the CPU spends about "
+            "summary": (f"{n:,} separate 4 KiB copies: the CPU spends about "
                         f"{format_time(cpu_busy)} issuing and completing them "
                         f"({format_time(api)} of host work per copy, measured on an "
                         f"H200), and the whole job, waiting for each copy, takes "
-                        f"{format_time(one_by_one)}; merged into one copy "
-                        f"it takes {format_time(merged)} ({one_by_one / merged:.0f}x "
-                        "faster). DMA frees the CPU from moving bytes, not from "
+                        f"{format_time(one_by_one)}; merged into one copy (the pieces "
+                        f"already in one pinned buffer: gathering them is a pass of its "
+                        f"own, chapter 4) it takes {format_time(merged)} "
+                        f"({one_by_one / merged:.0f}x faster). DMA frees the CPU from moving bytes, not from "
                         "setting up and completing the moves.")}
 
 
@@ -208,14 +209,18 @@ def _ev_nvlink_is_pcie():
         rows[size] = (route_transfer_time_s(size, "p2p-staged", gpu="H100"),
                       route_transfer_time_s(size, "p2p-nvlink", gpu="H100"))
     ratio_bw = h100.nvlink_bw_per_dir_bytes_per_s / pcie_bw_per_dir_bytes_per_s(5)
+    staged = MEASURED["p2p_staged_8xH100"].value      # NVIDIA/nccl#1264, P2P disabled
     return {"staged_4kB_s": rows[4096][0], "nvlink_4kB_s": rows[4096][1],
             "staged_1GB_s": rows[1e9][0], "nvlink_1GB_s": rows[1e9][1],
             "bandwidth_ratio": ratio_bw, "bar_unit": "s",
             "bars": [("1 GB staged through host", rows[1e9][0]),
                      ("1 GB over NVLink", rows[1e9][1])],
             "summary": (f"GPU to GPU through host memory over PCIe crosses PCIe twice "
-                        f"and pays the host's start-up: 4 kB takes "
-                        f"{format_time(rows[4096][0])}, 1 GB {format_time(rows[1e9][0])}."
+                        f"and pays the host's start-up: 4 KiB takes "
+                        f"{format_time(rows[4096][0])}, 1 GB {format_time(rows[1e9][0])} "
+                        f"(one leg after the other: the driver pipelines the legs, and "
+                        f"measured it moves {format_bandwidth(staged)} per direction, "
+                        f"{format_time(1e9 / staged)} for 1 GB)."
                         f" Over NVLink: {format_time(rows[4096][1])} and "
                         f"{format_time(rows[1e9][1])}. The bandwidth alone differs "
                         f"{ratio_bw:.1f}x (per direction). Where PCIe peer-to-peer "
@@ -247,8 +252,10 @@ def _ev_box_flies():
                      ("step, NVLink, slow loader", loader["nvlink"]),
                      ("step, PCIe, overlapped", overlapped["pcie"]),
                      ("step, NVLink, overlapped", overlapped["nvlink"])],
-            "summary": (f"7B, 8 x H100: AllReduce {format_time(nv)} on NVLink vs "
-                        f"{format_time(pc)} on PCIe Gen5. With a data loader that "
+            "summary": (f"7B, 8 x H100, the predictor (NCCL's rates): AllReduce "
+                        f"{format_time(nv)} on NVLink (NCCL's NVLS: the switch adds) vs "
+                        f"{format_time(pc)} on PCIe Gen5 (NCCL's planning rate, below the "
+                        f"line rate chapter 3 uses). With a data loader that "
                         f"stalls each step for 1 s, NVLink speeds the step up only "
                         f"{loader['pcie'] / loader['nvlink']:.2f}x; with overlap, "
                         f"PCIe's {format_time(pc)} already hides behind the "

@@ -64,3 +64,21 @@ def test_the_bank_reads_the_catalog_for_nvlink_totals():
     ratio = h100.nvlink_bw_per_dir_bytes_per_s / cl.pcie_bw_per_dir_bytes_per_s(5)
     assert f"{ratio:.0f}x" in cl.content.question_fixes()["seed 003, 面试题 Q4"]
     assert "{" not in cl.content.myth("nvlink_is_pcie").truth
+
+
+def test_readers_pass_myths_say_their_assumptions():
+    """Readers: myth 2's merged copy assumed the pieces already in one buffer (chapter 4 makes
+    the gather pay); myth 5's staged copy is two legs back to back beside the measured 37 GB/s;
+    myth 6's two AllReduce times name their rates (NVLS, NCCL's PCIe plan); the 'code as
+    before' half of myth 5 is true; 16-bit *communication* halves the bytes, not autocast."""
+    from course_lib import content
+    from course_lib.hardware import MEASURED
+    assert "already in one pinned buffer" in content._ev_dma_cpu_idle()["summary"]
+    staged = MEASURED["p2p_staged_8xH100"].value
+    assert cl.format_bandwidth(staged) in content._ev_nvlink_is_pcie()["summary"]
+    box = content._ev_box_flies()["summary"]
+    assert "NVLS" in box and "planning rate" in box
+    myth = next(m for m in content.MYTHS if m.key == "nvlink_is_pcie")
+    assert myth.verdict == "half true" and "same calls" in myth.truth
+    q = next(q for q in content.INTERVIEW_QUESTIONS if any("halves the bytes" in o for o in q.options))
+    assert not any(o.startswith("Mixed precision") for o in q.options)
