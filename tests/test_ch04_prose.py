@@ -99,3 +99,13 @@ def test_the_pageable_close_ups_caption_lies_inside_and_its_last_line_is_bold(
     assert expected in last_line and bold == captions[len(captions) - len(bold):]
     if n_bytes is None:
         assert last_line.startswith("two copies share the time")
+
+
+def test_readers_pass_start_up_split_and_small_pageable_copies_are_hedged(notebook_text):
+    """Readers: 7.3 us = 2.7 (queued, a throughput figure timed on the GPU) + 4.6 'host' is a
+    split by subtraction, not two measured parts; and an early host return cannot shorten a
+    GPU-event interval, so it cannot explain why small pageable copies were not penalised."""
+    md = " ".join(notebook_text("04_freight_fleet", "markdown").split())
+    assert "a split by subtraction, not two measured parts" in md
+    assert "hand a tiny copy back before the DMA has run" not in md
+    assert "it is measured, not explained" in md

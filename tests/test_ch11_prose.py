@@ -82,3 +82,11 @@ def test_readers_pass_myths_say_their_assumptions():
     assert myth.verdict == "half true" and "same calls" in myth.truth
     q = next(q for q in content.INTERVIEW_QUESTIONS if any("halves the bytes" in o for o in q.options))
     assert not any(o.startswith("Mixed precision") for o in q.options)
+
+
+def test_exercise_2s_hint_agrees_with_chapter_6_on_a_pairs_bandwidth(notebook_text):
+    """The hint said the 450 GB/s is 'not per neighbour'; chapter 6: through NVSwitch any pair
+    talks at a GPU's whole 450 GB/s.  It is shared by the peers, not split in advance."""
+    md = " ".join(notebook_text("11_rumours_and_interviews", "markdown").split())
+    assert "not per neighbour" not in md
+    assert "is shared by all the GPU's peers" in md
