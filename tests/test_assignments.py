@@ -6,13 +6,16 @@ end to end in tests/test_autograder.py.
 
 from __future__ import annotations
 
+import json
 import os
+import pathlib
 import re
 
 import nbformat
 import numpy as np
 import pytest
 
+import course_lib as cl
 from autograder import ASSIGNMENTS, REPO_ROOT, assignments_in
 
 SOLUTIONS = assignments_in()
@@ -97,3 +100,50 @@ def test_pinned_fit_pins_alpha_on_a_learners_four_sizes():
     assert np.mean(fits < 0) < 0.02, f"alpha < 0 in {np.mean(fits < 0):.0%} of runs"
     lo, hi = np.percentile(fits, [5, 95])
     assert 0.5 * alpha < lo and hi < 1.5 * alpha, (lo, hi)
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _cell(path: pathlib.Path, cell_id: str) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return next("".join(c["source"]) for c in cells if c.get("id") == cell_id)
+
+
+# ---------------------------------------------------------------------------
+# ring_allreduce, part C: the "one link instead of 18" diagnosis must fire
+# ---------------------------------------------------------------------------
+def _run_part_c_test(bw_bytes_per_s):
+    """The hidden test of part C on an answer computed with ``bw_bytes_per_s``
+    as B (everything else right); returns the assertion message or None."""
+    source = _cell(ROOT / "solutions" / "ring_allreduce" / "ring_allreduce.ipynb",
+                   "part-c-test")
+    grad = cl.gradient_bytes(7e9, bytes_per_element=2)
+    ns = {"math": __import__("math"), "cl": cl, "grad_bytes": grad,
+          "sent_bytes": cl.ring_allreduce_bytes_per_rank(grad, 8),
+          "t_nvlink_ideal_s": cl.ring_allreduce_time_s(grad, 8, bw_bytes_per_s),
+          "t_nvlink_real_s": cl.ring_allreduce_time_s(
+              grad, 8, cl.MEASURED["busbw_allreduce_8xH100_ring"].value),
+          "t_pcie_s": cl.ring_allreduce_time_s(grad, 8, cl.pcie_bw_per_dir_bytes_per_s(5)),
+          # the learner's own (right) Part A/B functions, which Part C's checks call
+          "ring_allreduce_time_s": cl.ring_allreduce_time_s,
+          "bytes_sent_per_rank": cl.ring_allreduce_bytes_per_rank}
+    try:
+        exec(compile(source, "part-c-test", "exec"), ns)
+    except AssertionError as e:
+        return str(e)
+    return None
+
+
+def test_ring_allreduce_part_c_names_the_one_link_mistake():
+    """A student who divides by one NVLink link (25 GB/s) gets a time 18x too
+    large; the hidden test compared the ratio with 1/18, so its message never
+    fired and the student read only the generic 'should be 0.0544 s'."""
+    h100 = cl.gpu("H100")
+    one_link = h100.nvlink_per_link_per_dir_bytes_per_s
+    assert h100.nvlink_bw_per_dir_bytes_per_s / one_link == pytest.approx(18)
+    msg = _run_part_c_test(one_link)
+    assert msg is not None and "18x too large" in msg and "one link" in msg
+    # the bidirectional trap keeps its own message, and the right answer passes
+    assert "bidirectional" in _run_part_c_test(h100.nvlink_bw_bidir_bytes_per_s)
+    assert _run_part_c_test(h100.nvlink_bw_per_dir_bytes_per_s) is None

@@ -5,6 +5,7 @@ import json
 import pathlib
 import re
 
+import course_lib as cl
 from course_lib.apps.prose import shown
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -95,3 +96,28 @@ def test_map_says_where_it_simplifies_the_host_side_and_the_chapter_split():
     assert "two sockets with four GPUs" in md and "its own NIC" in md
     assert "Chapters 1–6 are" not in md and "Chapters 1–5 are" in md
     assert "chapter 7, with\nits two labs, about an hour" in md
+
+
+# --- chapter 0: the GPU extra goes into the course's environment -------------------
+def test_gpu_install_command_targets_the_course_venv(notebook_text):
+    """Chapter 0 said `pip install -e ".[gpu]"`: a bare pip installs CuPy into whatever
+    Python comes first on the PATH, not the `.venv` that `make lab` runs; the README
+    says `.venv/bin/pip`."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ch00 = notebook_text("00_start_here", "markdown")
+    for text in (readme, ch00):
+        commands = re.findall(r"`([^`]*pip install -e \"\.\[gpu\]\")`", text)
+        assert commands and all(c.startswith(".venv/bin/pip") for c in commands)
+
+
+# --- the notebooks of chapters 0-6 --------------------------------------------------
+def _notebook_text(name):
+    nb = json.loads((ROOT / "notebooks" / name).read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"])
+
+
+def test_chapter0_does_not_undercount_the_catalog():
+    text = _notebook_text("00_start_here.ipynb")
+    assert "ninety numbers" not in text
+    assert len(cl.all_facts()) > 130
+    assert "from course_lib.apps import doctor" in text

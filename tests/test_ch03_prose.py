@@ -8,11 +8,14 @@ map was a "DGX H100" with one CPU and one PCIe switch, its PCIe peer-to-peer
 "PIX"; and no road had its spec, NCCL's planning rate and a measurement side
 by side."""
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
 import course_lib as cl
+from course_lib import explorers
 from course_lib.apps import prose
 
 
@@ -107,3 +110,53 @@ def test_topo_m_words_are_said_of_the_pcie_path_and_p2p_is_an_upper_bound(notebo
     assert "shows `NODE` for GPUs on the same socket" not in md
     assert "`NV18` for every GPU pair" in md
     assert "an upper bound that holds under a shared PCIe switch" in md and "PATH_PXB" in md
+
+
+def test_chapter3_says_what_an_allreduce_and_nccl_tests_are_before_using_them(notebook_text):
+    md = notebook_text("03_arterial_roads", "markdown")
+    first = md.index("AllReduce")
+    assert "sum of all GPUs' gradients" in md[first:first + 200]
+    assert "NVIDIA's benchmarks for\nNCCL" in md or "NVIDIA's benchmarks for NCCL" in md
+
+
+def test_glossary_does_not_call_pcie_a_shared_bus(notebook_text):
+    """Chapter 3 says PCIe is point-to-point, not a shared bus; its glossary entry said
+    'the general bus every device shares'."""
+    assert "not a shared bus" in notebook_text("03_arterial_roads", "markdown")
+    rows = [r for r in cl.content.glossary() if r[1].startswith("arterial road")]
+    assert len(rows) == 1
+    meaning = rows[0][2]
+    assert "bus every device shares" not in meaning and "point-to-point" in meaning
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lat(name):
+    return cl.LATENCIES[name].value
+
+
+# --- the notebooks of chapters 0-6 --------------------------------------------------
+def _notebook_text(name):
+    nb = json.loads((ROOT / "notebooks" / name).read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"])
+
+
+def test_half_bandwidth_size_of_pcie4_x8_is_below_64_kB():
+    b = cl.pcie_bw_per_dir_bytes_per_s(4, lanes=8)
+    d_half = cl.half_bandwidth_bytes(lat("pcie_small_copy"), b)
+    assert d_half == pytest.approx(42.5e3, rel=0.01)
+    text = _notebook_text("03_arterial_roads.ipynb")
+    assert "below the half-bandwidth size" not in text
+    assert "42.5 kB" in text
+
+
+def test_crossover_readout_compares_delivered_bandwidths():
+    ex = explorers.ch03_crossover
+    d = ex.explorer().update(gpu="A100", nvlink_links=1, n_bytes=1e7)
+    assert d["staged_bw_bytes_per_s"] == pytest.approx(cl.pcie_bw_per_dir_bytes_per_s(4) / 2)
+    assert d["bw_ratio"] == pytest.approx(25e9 / (31.5e9 / 2), rel=0.01)
+    text = ex.readout(d)
+    assert "more bandwidth)" not in text.split("staging")[-1]      # 25 < 31.5 is never "more"
+    assert "PCIe peer-to-peer wins above" in text
+    assert d["t_pcie_p2p_s"] < d["t_nvlink_s"] < d["t_pcie_s"]      # 10 MB

@@ -4,6 +4,7 @@ rate, RoCE's base latency, the kernel-bypass lab's ratios (issue 30)."""
 import json
 import pathlib
 import re
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +76,78 @@ def test_the_lab_is_said_to_be_what_it_measures(notebook_text):
     import inspect
     assert "two copies in user space (into its slot and out of it)" in inspect.getsource(stream)
     assert "round trip" not in LATENCIES["tcp_kernel_path"].note
+
+
+def _diagram_texts(diagram) -> str:
+    return " ".join(re.sub("<[^>]+>", "", t) for t in
+                    re.findall(r"<text[^>]*>(.*?)</text>", diagram.svg, re.S))
+
+
+# --- chapter 5: GPUDirect RDMA cannot go faster than the GPU's PCIe link ----------
+def test_gpudirect_rate_is_capped_by_the_gpus_pcie_link_as_in_the_route_model():
+    """The chapter says a port faster than the GPU's PCIe link cannot be filled and the
+    route model takes the smaller of the two; the explorer priced GPUDirect RDMA over an
+    XDR port at the port's 100 GB/s (1 GiB in 10.7 ms instead of 17 ms)."""
+    pcie = cl.pcie_bw_per_dir_bytes_per_s(cl.gpu(ch05_rdma.GPU).pcie_gen)
+    xdr = cl.nic("XDR").bw_per_dir_bytes_per_s
+    assert xdr > pcie                                     # the case where it matters
+    d = ch05_rdma.compute(100.0, "XDR", 2.0 ** 30, "gpudirect_rdma_one_way")
+    route = cl.route_parameters("rdma", gpu=ch05_rdma.GPU, nic="XDR", distance_m=100.0)
+    assert d["bw_bytes_per_s"] == pytest.approx(min(xdr, pcie))
+    assert d["bw_bytes_per_s"] == pytest.approx(route["bw_bytes_per_s"])
+    assert d["serialisation_s"] == pytest.approx(2.0 ** 30 / pcie)
+    assert d["time_s"] == pytest.approx(cl.route_transfer_time_s(
+        2.0 ** 30, "rdma", gpu=ch05_rdma.GPU, nic="XDR", distance_m=100.0))
+    # the curve of that end point follows the same rate: slope 1/pcie at the large end
+    t = d["times_s"]["gpudirect_rdma_one_way"]
+    sizes = d["sizes_bytes"]
+    assert (t[-1] - t[-2]) / (sizes[-1] - sizes[-2]) == pytest.approx(1 / pcie)
+    text = ch05_rdma.readout(d)
+    assert cl.format_bandwidth(pcie) in text and cl.format_bandwidth(xdr) in text
+    caption = _diagram_texts(ch05_rdma.diagram(d))
+    assert f"size / {cl.format_bandwidth(pcie)}" in caption
+    assert cl.format_time(d["time_s"]) in caption
+
+
+@pytest.mark.parametrize("endpoint", ["rdma_small_one_way", "roce_small_one_way",
+                                      "tcp_kernel_path"])
+def test_host_memory_end_points_keep_the_port_rate(endpoint):
+    """Host memory to host memory the cap does not apply (the catalog models no NIC
+    PCIe limit), and with NDR (50 GB/s) not even GPU memory is capped."""
+    d = ch05_rdma.compute(100.0, "XDR", 2.0 ** 30, endpoint)
+    assert d["bw_bytes_per_s"] == pytest.approx(cl.nic("XDR").bw_per_dir_bytes_per_s)
+    d = ch05_rdma.compute(100.0, "NDR", 2.0 ** 30, "gpudirect_rdma_one_way")
+    assert d["bw_bytes_per_s"] == pytest.approx(cl.nic("NDR").bw_per_dir_bytes_per_s)
+    assert "caps" not in _diagram_texts(ch05_rdma.diagram(d))
+
+
+# --- quiz explanations that state a hardware fact ----------------------------------
+def _why_wrong(chapter: int, prompt_start: str, option: int) -> str:
+    q = next(q for q in cl.content.chapter_quiz(chapter) if q.prompt.startswith(prompt_start))
+    return q.why_wrong[option]
+
+
+def test_ch05_quiz_nvlink_domain_is_not_always_one_server():
+    """The catalog holds a 72-GPU NVLink domain (GB200 NVL72, 18 trays); 'NVLink connects
+    GPUs inside one [server]' was wrong for it."""
+    nvl72 = cl.hardware.system("GB200 NVL72")
+    assert nvl72.n_gpus > 8
+    text = _why_wrong(5, "What is the key architectural idea", 3)
+    assert "NVLink domain" in text and "NVL72" in text
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- the notebooks of chapters 0-6 --------------------------------------------------
+def _notebook_text(name):
+    nb = json.loads((ROOT / "notebooks" / name).read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"])
+
+
+def test_slider_exercises_ask_only_for_reachable_values():
+    # the size slider moves in log steps: 8 bytes is not one of them
+    assert "set the message to 8 bytes" not in _notebook_text("05_high_speed_rail.ipynb")
+    assert "smallest message" in _notebook_text("05_high_speed_rail.ipynb")
+    text = _notebook_text("01_city_at_night.ipynb")
+    assert "first slider step" in text

@@ -194,3 +194,23 @@ def test_quiz_q2_the_articles_max_is_a_wrong_answer():
     assert q.options[key] == f"{step:.2f} s" and abs(step - max(0.8, 0.6)) > 0.05
     (mx,) = [i for i, o in enumerate(q.options) if o == "0.8 s"]
     assert "article's max" in q.why_wrong[mx]
+
+
+# ---------------------------------------------------------------------------
+# chapter 8: the overlap explorer's "step" is backward + communication only
+# ---------------------------------------------------------------------------
+def test_ch08_explorer_says_its_time_leaves_the_forward_pass_out(notebook_text):
+    """The readout called backward + AllReduce 'Step', beside a chapter whose step is
+    T_fwd + max(T_bwd, T_comm): the number is the backward part alone."""
+    from course_lib.explorers import ch08_overlap
+
+    e = ch08_overlap.explorer()
+    d = e.update(system="8x H100, PCIe Gen5 only", n_buckets=8, overlap=True)
+    sched = d["schedule"]
+    # the explorer's time starts at the backward pass: no forward pass in it
+    assert sched["compute"][0][0] == 0 and d["iteration_s"] < d["t_backward_s"] + d["t_comm_bucketed_s"]
+    text = ch08_overlap.readout(d)
+    assert "Step <b>" not in text and "Backward pass + communication <b>" in text
+    assert "T_fwd + this" in text
+    md = " ".join(notebook_text("08_traffic_lights").split())
+    assert "bring backward + communication (the explorer leaves the forward pass out" in md

@@ -1,5 +1,9 @@
 """Chapter 9's numbers in prose agree with the models that print them."""
 
+import json
+import pathlib
+import re
+
 import numpy as np
 import pytest
 
@@ -188,3 +192,111 @@ def test_full_overlap_strong_scaling_is_described_as_the_model_draws_it(md):
     full = scaling_curves("strong", 0.8, 7e9, "NDR", 8, 1.0)["model_speedup"][4:]
     assert f"wanders between {min(full):.1f} and {max(full):.1f} ({full[-1]:.1f} at 1,024)" in md
     assert "peaks at 16" not in md and "exactly linear" not in md
+
+
+# ---------------------------------------------------------------------------
+# chapter 9: every glossary term the chapter claims is taught in it
+# ---------------------------------------------------------------------------
+def test_ch09_teaches_its_glossary_terms(notebook_text):
+    """The glossary sent learners to chapter 9 for 'gradient compression', which the
+    chapter never mentioned."""
+    from course_lib.apps import prose
+    md = prose.CITED.sub(r"\2", prose.BOUND.sub(r"\2", notebook_text("09_how_big")))
+    md = " ".join(md.split()).lower()
+    flat = md.replace("-", " ")
+    terms = [en for zh, en, meaning, ch in cl.content.GLOSSARY if ch == 9]
+    assert "gradient compression" in terms
+    for en in terms:
+        head = en.split(" (")[0].lower().replace("-", " ").replace(" training", "")
+        assert head in flat, f"chapter 9's glossary term {en!r} is not in chapter 9"
+    # the one number: 8-bit values are half of BF16's bytes
+    assert "8-bit values halve bf16's bytes" in md
+    assert cl.gradient_bytes(7e9, bytes_per_element=1) * 2 == cl.gradient_bytes(7e9)
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _prose(text: str) -> str:
+    """Markdown as one line: value markers and blockquote markers dropped, whitespace collapsed."""
+    from course_lib.apps import prose
+    text = prose.CITED.sub(r"\2", prose.BOUND.sub(r"\2", text))
+    return " ".join(re.sub(r"(?m)^>\s?", "", text).split())
+
+
+def _cell(path: pathlib.Path, cell_id: str) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return next("".join(c["source"]) for c in cells if c.get("id") == cell_id)
+
+
+def _nb(stem: str) -> pathlib.Path:
+    return ROOT / "notebooks" / f"{stem}.ipynb"
+
+
+# ---------------------------------------------------------------------------
+# chapter 9 explorer: the readout must say where the rule lies above the curve
+# ---------------------------------------------------------------------------
+def _above_past_node(d):
+    return [n for n, r, m in zip(d["n_gpus"], d["seeds_speedup"], d["model_speedup"])
+            if n > ch09_scaling.GPUS_PER_NODE and r > m]
+
+
+def test_ch09_readout_places_the_rule_as_the_curves_do():
+    """At the explorer's defaults the seeds' rule lies *below* the predicted
+    strong-scaling curve from 16 to 256 GPUs and above it only from 512: the old
+    readout said 'past the node it lies above it' whatever the curves showed."""
+    e = ch09_scaling.explorer()
+    d = e.update(regime="strong")
+    above = _above_past_node(d)
+    past = [n for n in d["n_gpus"] if n > 8]
+    assert above and len(above) < len(past)          # both sides of the curve
+    first = min(above)
+    assert all(n in above for n in past if n >= first)
+    text = ch09_scaling.readout(d)
+    assert "past the node it lies above it" not in text
+    assert f"from N = {first:,}" in text
+    below = max(n for n in past if n < first)
+    assert f"up to N = {below:,}" in text
+    # where the predicted AllReduce is shorter than the rule's 2S/B, it says so
+    t_rule = d["t_rule_s"]
+    assert all(t < t_rule for n, t in zip(d["n_gpus"], d["t_comm_s"]) if 8 < n <= below)
+    assert cl.format_time(t_rule) in text
+    # one NIC a node: the rule lies above at every N past the node, and says so
+    one = e.update(regime="strong", nics_per_node=1)
+    assert len(_above_past_node(one)) == len(past)
+    assert "lies above the predicted curve, where the road narrows" in ch09_scaling.readout(one)
+
+
+def test_ch09_answer_says_where_the_model_falls_below_the_rule():
+    """The notebook's answer said 'only near 1,024 GPUs'; the model already falls
+    below the rule at 512, and the algorithms past the node are mostly the ring,
+    not 'NCCL's trees'."""
+    d = ch09_scaling.explorer().update(regime="strong")
+    first = min(_above_past_node(d))
+    answer = _prose(_cell(_nb("09_how_big"), "ee8a5803"))
+    assert "only near 1,024" not in answer
+    assert f"from {first:,} GPUs on" in answer
+    grad = cl.gradient_bytes(7e9)
+    algos = {n: cl.predict_collective("allreduce", grad,
+                                      ch09_scaling._cluster(n, "NDR", 8)).algorithm
+             for n in (16, 32, 512, 1024)}
+    assert algos == {16: "nvls", 32: "ring", 512: "ring", 1024: "tree"}
+    assert "the ring from 32 to 512" in answer and "tree at 1,024" in answer
+
+
+def test_ch09_boundary_drawing_rates_are_explained():
+    """The two-district drawing labels its roads with the predictor's planning
+    rates (371 and 48 GB/s per GPU), not the 450 and 50 GB/s the chapter prints
+    a few cells later; the text now says which is which."""
+    c = cl.cluster("H100", nodes=2, nic="NDR")
+    intra = c.intra_bw_bytes_per_s()
+    per_gpu_net = c.inter_bw_bytes_per_s() / c.gpus_per_node
+    assert intra == pytest.approx(18 * 20.6e9)
+    assert intra < cl.gpu("H100").nvlink_bw_per_dir_bytes_per_s
+    assert per_gpu_net < cl.nic("NDR").bw_per_dir_bytes_per_s
+    svg = cl.draw.collectives.hierarchical(2, 8, cluster=c).svg
+    assert cl.format_bandwidth(intra) in svg and cl.format_bandwidth(per_gpu_net) in svg
+    text = _prose(_cell(_nb("09_how_big"), "517647bf"))
+    for rate in (intra, per_gpu_net):
+        assert cl.format_bandwidth(rate) in text
+    assert "spec sheet" in text

@@ -90,3 +90,20 @@ def test_exercise_2s_hint_agrees_with_chapter_6_on_a_pairs_bandwidth(notebook_te
     md = " ".join(notebook_text("11_rumours_and_interviews", "markdown").split())
     assert "not per neighbour" not in md
     assert "is shared by all the GPU's peers" in md
+
+
+# ---------------------------------------------------------------------------
+# chapter 11, interview question 2 (seed 000): pageable is slower only when large
+# ---------------------------------------------------------------------------
+def test_pinned_question_is_size_dependent_like_chapter_4():
+    """Old explanation: 'that extra copy is why pageable transfers are slower' -- the
+    course's own H200 run has pageable no slower up to 16 KiB."""
+    from course_lib.hardware import pageable_over_pinned
+
+    q = next(q for q in cl.content.chapter_quiz(11) if "pinned (page-locked)" in q.prompt)
+    assert "why large pageable transfers are slower" in q.explanation
+    assert "about an\neighth of pinned at 1 GiB".replace("\n", " ") in q.explanation
+    assert round(1 / pageable_over_pinned(cl.GiB)) == 8
+    assert "Up to about 16 KiB" in q.explanation and "no slower" in q.explanation
+    assert pageable_over_pinned(16 * 1024) == pytest.approx(1.0)
+    assert pageable_over_pinned(64 * 1024) < 0.7

@@ -532,3 +532,21 @@ def test_myth_one_does_not_say_rdma_is_the_only_road_between_servers():
     assert "RDMA is the only" not in m.truth
     assert "TCP" in m.truth
 
+
+def lat(name):
+    return cl.LATENCIES[name].value
+
+
+def test_myth_one_small_messages_rank_neighbour_before_other_server():
+    ev = content.myth("nvlink_everywhere").evidence()
+    small = ev["small_4kB_s"]
+    assert small["p2p-nvlink"] < small["rdma"]
+
+
+def test_myth_dma_cpu_time_uses_the_derived_api_cost():
+    ev = content.myth("dma_cpu_idle").evidence()
+    assert ev["cpu_issue_s"] == pytest.approx(10_000 * lat("cuda_api_call"))
+    # the job itself: each copy waited for, at the measured end-to-end start-up
+    bw = cl.host_copy_bw_bytes_per_s(5, measured=True)
+    assert ev["one_by_one_s"] == pytest.approx(10_000 * (lat("pcie_small_copy_sync") + 4096 / bw))
+    assert ev["one_by_one_s"] > ev["cpu_issue_s"]

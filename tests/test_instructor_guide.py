@@ -14,6 +14,7 @@ the target and its variables exist), every ``--help`` and ``hub status``.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -22,6 +23,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import course_lib as cl
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = (REPO / "docs" / "instructor_guide.md").read_text(encoding="utf-8")
@@ -138,3 +141,34 @@ def test_safe_commands_run(cmd, tmp_path):
     assert "Traceback" not in out, out
     assert proc.returncode == 0 if words[-1] == "--help" else proc.returncode == 1, out
     assert ("usage:" in out) if words[-1] == "--help" else ("not running" in out), out
+
+
+# --- the instructor guide --------------------------------------------------------
+def test_guide_pageable_ratio_is_the_size_dependent_one():
+    """The guide told instructors to stress 'typically 0.2-0.45x of pinned', while
+    chapter 4 shows no penalty up to 16 KiB and 0.12x at 1 GiB on the H200."""
+    section = GUIDE.split("### 4 — The Freight Fleet")[1].split("###")[0]
+    assert "0.2–0.45" not in section
+    for size, label in ((cl.MiB, "1 MiB"), (cl.GiB, "1 GiB")):
+        m = re.search(r"(\d\.\d+)× (?:of pinned )?at " + label, section)
+        assert m, label
+        assert float(m.group(1)) == pytest.approx(cl.pageable_over_pinned(size), abs=0.005)
+    assert cl.pageable_over_pinned(16 * cl.KiB) == pytest.approx(1.0, abs=0.02)
+    assert "16 KiB" in section
+
+
+def _slide_counts(stem: str) -> tuple[int, int]:
+    cells = json.loads((REPO / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+    kinds = [c.get("metadata", {}).get("slideshow", {}).get("slide_type") for c in cells]
+    return kinds.count("slide"), kinds.count("subslide")
+
+
+def test_guide_slide_table_matches_the_notebooks():
+    """The table of slides per chapter said 14 / 5 for chapter 7 and 13 / 3 for
+    chapter 9; the notebooks' metadata (scripts/slide_metadata.py) give 15 / 5 and 13 / 2."""
+    rows = re.findall(r"^\| \d+ [^|]+\| `(\d\d_\w+)\.ipynb`[^|]*\| (\d+) / (\d+) \|$", GUIDE, re.M)
+    assert len(rows) == 11                     # chapters 1-11 name their notebook
+    m = re.search(r"^\| 0 Start here \|[^|]+\| (\d+) / (\d+) \|$", GUIDE, re.M)
+    rows.append(("00_start_here", m.group(1), m.group(2)))
+    for stem, slides, subslides in rows:
+        assert _slide_counts(stem) == (int(slides), int(subslides)), stem

@@ -149,3 +149,23 @@ def test_notebook_executes(path, kernel_env):
     number = chapter_number(path)
     if number is None or number >= 1:
         assert widgets >= 2, "an explorer and a quiz (or two explorers) should display widgets"
+
+
+# --- the notebooks of chapters 0-6 --------------------------------------------------
+def _notebook_text(name):
+    nb = json.loads((REPO / "notebooks" / name).read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"])
+
+
+NOTEBOOKS_TEACHING = sorted(p.name for p in (REPO / "notebooks").glob("0[0-6]_*.ipynb"))
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS_TEACHING)
+def test_chapter_has_folded_answers_and_no_private_paths(name):
+    text = _notebook_text(name)
+    assert "../shared" not in text
+    if name.startswith("00_"):
+        assert "catalog_table()" not in text        # the 90-row dump is behind a link
+        return
+    exercises = text[text.index("## Exercises"):]
+    assert "<details>" in exercises and "</details>" in exercises

@@ -228,3 +228,20 @@ def test_cli_bad_arguments_exit_2_without_traceback(argv, capsys):
     assert course_cli(["predict", *argv]) == 2
     err = capsys.readouterr().err
     assert "error" in err and "Traceback" not in err
+
+
+# --- one pageable model: predict_copy agrees with host_copy_time_s ----------------
+@pytest.mark.parametrize("n_bytes", [1024.0, 2.0 ** 16, 2.0 ** 20, 2.0 ** 30])
+@pytest.mark.parametrize("direction", ["h2d", "d2h"])
+def test_predict_copy_pageable_is_the_size_dependent_model(n_bytes, direction):
+    """predict_copy priced pageable copies at one ratio (0.3 of pinned) for every size;
+    the course's model (and its H200 run) gives about 1 at 1 KiB and 0.12 at 1 GiB."""
+    p = cl.predict_copy(n_bytes, "H100", direction, memory="pageable")
+    model = cl.host_copy_time_s(n_bytes, 5, "pageable", direction, measured=True)
+    assert p.time_s == pytest.approx(model, rel=1e-12)
+    pinned = cl.predict_copy(n_bytes, "H100", direction).time_s
+    assert pinned == pytest.approx(cl.host_copy_time_s(n_bytes, 5, "pinned", direction,
+                                                       measured=True), rel=1e-12)
+    if direction == "h2d":
+        assert pinned / p.time_s == pytest.approx(
+            cl.hardware.pageable_over_pinned(n_bytes), abs=0.03)

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+import course_lib as cl
 from course_lib import scenarios
 
 C = 299_792_458.0
@@ -163,3 +164,39 @@ def test_bad_inputs():
     with pytest.raises(ValueError):
         scenarios.edge_cloud_inference(load=-1)
     assert math.isfinite(scenarios.scenario("tp_token_latency")["model_gain"])
+
+
+def _tp(**kw):
+    return scenarios.tp_inference_70b(**kw)
+
+
+# ---------------------------------------------------------------------------
+# chapter 10, scenario 1: the line-rate PCIe ring flatters the baseline
+# ---------------------------------------------------------------------------
+def test_70b_nccl_gain_is_computed_from_the_predictor():
+    """The scenario's NCCL gain is the same step with predict_collective's
+    AllReduce times on a PCIe-only and an NVSwitch A100 server."""
+    r = _tp()
+    msg = r["params"]["batch"] * 8192 * 2
+    t = {k: cl.predict_collective("allreduce", msg, cl.cluster("A100", **kw)).time_s
+         for k, kw in (("pcie", {"fabric": "pcie"}), ("nvlink", {}))}
+    t_comp = r["baseline"]["compute_s"]
+    assert r["nccl_gain"] == pytest.approx((t_comp + 160 * t["pcie"]) / (t_comp + 160 * t["nvlink"]),
+                                           rel=1e-12)
+    # the line-rate model is the optimistic end for PCIe: NCCL's gain is larger
+    assert r["nccl_gain"] > r["model_gain"]
+    assert any("NCCL's calibrated" in k for k, _ in r["rows"])
+
+
+# ---------------------------------------------------------------------------
+# chapter 10, scenario 5: the seed's -60 % first token is NCCL's real PCIe ring
+# ---------------------------------------------------------------------------
+def test_ttft_nccl_cut_is_computed_from_the_predictor():
+    r = scenarios.tp_token_latency()
+    msg = r["params"]["prompt_tokens"] * 8192 * 2
+    t = {k: cl.predict_collective("allreduce", msg, cl.cluster("A100", **kw)).time_s
+         for k, kw in (("pcie", {"fabric": "pcie"}), ("nvlink", {}))}
+    t_comp = r["baseline"]["compute_s"]
+    assert r["nccl_ttft_cut"] == pytest.approx(
+        1 - (t_comp + 160 * t["nvlink"]) / (t_comp + 160 * t["pcie"]), rel=1e-12)
+    assert r["nccl_ttft_cut"] > r["ttft_cut"]

@@ -6,6 +6,7 @@ import networkx as nx
 import pytest
 
 import course_lib as cl
+from course_lib import topology
 
 
 def ring_distance(i, j, n):
@@ -170,3 +171,25 @@ def test_ring_routes_share_the_ways_of_a_tie():
         b / max(flows.values()))
     with pytest.raises(ValueError, match="GPUs of the topology"):
         cl.ring_routes(t, [0, 9])
+
+
+# --- chapter 6 ------------------------------------------------------------------
+def _exhaustive_bisection(topo):
+    ranks = cl.gpus(topo)
+    edges = [(u, v, d["bw_bytes_per_s"]) for u, v, d in topo.edges(data=True)]
+    best = float("inf")
+    for rest in itertools.combinations(ranks[1:], len(ranks) // 2 - 1):
+        left = [ranks[0], *rest]
+        right = [r for r in ranks if r not in left]
+        best = min(best, topology._min_cut(edges, left, right))
+    return best
+
+
+@pytest.mark.parametrize("nodes,per_node", [(3, 2), (3, 4), (5, 2), (5, 3), (2, 4)])
+def test_two_level_bisection_with_odd_node_counts_is_exact(nodes, per_node):
+    t = cl.two_level_topology(nodes, per_node)
+    fast = topology._two_level_bisection(t)
+    assert fast == pytest.approx(_exhaustive_bisection(t))
+    if nodes % 2:       # the old closed form, nodes//2 x NICs x rate, was too small
+        port = cl.nic("NDR").bw_per_dir_bytes_per_s
+        assert fast > (nodes // 2) * per_node * port

@@ -1,20 +1,7 @@
-"""Review 5: an expert read of the drawings (city maps, close-ups, collectives).
-
-Each test pins a fault found in a drawing the notebooks or explorers show, and
-checks the drawn words and numbers against what the models compute here:
-
-* the two-level AllReduce drawn for a machine with more nodes than it shows
-  must use the machine's node count in its formula, and must not draw "one
-  rail per GPU" where the GPUs share fewer NICs;
-* chapter 7's explorer must draw the algorithm the prediction chose: NCCL's
-  tree inside one node is a chain (not a ring), and NVLS across nodes is one
-  node's part of NVLS_TREE (the network is in it);
-* the NVSwitch of the NVLS drawing must reach every GPU's road;
-* the city map's legend must name the network a NIC really is (TCPX is TCP,
-  EFA is SRD), and a TCPX route must not be called GPUDirect RDMA;
-* a route's caption must fit the drawing's width (wrapped, not clipped);
-* a copy over a PCIe generation nobody measured must not be labelled measured.
-"""
+"""The words and numbers drawn in the city maps, close-ups and collectives
+(captions, legends, labels, formulas) are the ones the models compute, and
+they fit the drawing: each test pins a fault found in a drawing the notebooks
+or explorers show."""
 
 import xml.etree.ElementTree as ET
 
@@ -25,6 +12,7 @@ from course_lib import hardware
 from course_lib.draw import collectives as C
 from course_lib.draw.city import _tw, city_map, copy_path
 from course_lib.explorers import ch03_crossover, ch07_allreduce
+
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -78,6 +66,8 @@ def test_hierarchical_does_not_claim_a_rail_per_gpu_when_nics_are_shared(nics):
 
 # --- chapter 7: the algorithm drawn is the algorithm chosen ----------------------
 ONE_NODE = [s for s, (kw, _) in ch07_allreduce.SYSTEMS.items() if kw.get("nodes", 1) == 1]
+
+
 MULTI = [s for s, (kw, _) in ch07_allreduce.SYSTEMS.items() if kw.get("nodes", 1) > 1]
 
 
