@@ -252,3 +252,26 @@ def test_pinned_a_wrong_fit_costs_part_b_only_and_validate_says_so(tmp_path, wro
     failed, printed = validate(path)
     assert set(failed) == {"B"}, {k: v[-300:] for k, v in failed.items()}
     assert "weight each point by 1 / T" in failed["B"] or "not 1 / T**2" in failed["B"]
+
+
+@pytest.mark.parametrize("grade_id,right,wrong,fails", [
+    ("part_a", "return n / (1 + (n - 1) * t_comm_s / t_comp_s)",       # the rule's N-1 as N
+     "return n / (1 + n * t_comm_s / t_comp_s)", {"A"}),
+    ("part_b", "return (t_comp_s - t_bwd_s) + max(t_bwd_s, t_comm_s)",  # the articles' max
+     "return max(t_comp_s, t_comm_s)", {"B"}),
+], ids=["rule-n", "articles-max"])
+def test_scaling_limits_one_slip_costs_only_its_own_part(tmp_path, grade_id, right, wrong, fails):
+    """scaling_limits: Parts C, D and E call the learner's Part A/B functions.  A slip in
+    seeds_speedup failed A, C and E (7 of 9 points), the articles' max in step_time_s failed
+    B and D; now C, D and E carry the error forward, so only the slip's own part fails."""
+    a = "scaling_limits"
+    folder = tmp_path / a
+    shutil.copytree(REPO / "solutions" / a, folder)
+    path = folder / f"{a}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    cell = _cells(nb)[grade_id]
+    assert right in cell.source
+    cell.source = cell.source.replace(right, wrong)
+    nbformat.write(nb, path)
+    failed, printed = validate(path)
+    assert set(failed) == fails, {k: v[-300:] for k, v in failed.items()}
