@@ -72,7 +72,9 @@ def test_the_map_is_simplified_and_gpu_pairs_are_node_or_sys_not_pix(md):
     assert "calls `NODE` (same socket, GPU 0 and GPU 3 here) or `SYS`" in text
     assert not re.search(r"GPU ?0\W+GPU ?3[^.]*PIX", text)
     d = cl.draw.city_map(cl.cluster("H100", 8), route="p2p-pcie", pair=(0, 3))
-    assert "topo: PIX" not in d.svg and "topo: NODE" in d.svg and "Simplified map" in d.svg
+    assert "PIX" not in d.svg.replace("not PIX", "") and "nvidia-smi calls NODE" in d.svg and "Simplified map" in d.svg
+    words = " ".join(re.sub(r"<[^>]+>", " ", d.svg).split())
+    assert "topo -m itself shows NV18 between them" in words
 
 
 def test_the_roads_ladder_spec_plan_measured_from_the_catalog(md):

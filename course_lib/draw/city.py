@@ -640,8 +640,8 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
             where = ("the CPU's root complex" if word == "NODE"
                      else "both CPUs' root complexes and the socket link")
             legs = [{"text": f"GPU {a} → GPU {b} over PCIe Gen{gen}, peer-to-peer (no host "
-                             f"memory: on a real {real.name} through {where}, nvidia-smi "
-                             f"topo: {word})",
+                             f"memory: on a real {real.name} through {where}, a PCIe path "
+                             f"nvidia-smi calls {word}; an upper bound there)",
                      "kind": "pcie", "bw_bytes_per_s": bw}]
         else:
             legs = [{"text": f"GPU {a} → {via} → GPU {b} over PCIe Gen{gen}, peer-to-peer "
@@ -1200,7 +1200,8 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
     if real is not None:
         note = (f"Simplified map: one city hall and one road junction drawn. A real {real.name} "
                 f"has 2 CPU sockets, and each GPU shares a PCIe switch with its own NIC only "
-                f"(nvidia-smi topo -m: NODE or SYS between two GPUs, not PIX).")
+                f"(the PCIe path between two GPUs is NODE or SYS, not PIX; topo -m itself shows "
+                f"NV18 between them: NVLink).")
         room = 0.9 * (W - 30)
         caption += _wrap(note, room, 12, sep=" ")
     height = (y + drawn * (ch + 14) + (40 if more else 0)
