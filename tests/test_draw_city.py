@@ -321,6 +321,19 @@ def test_the_routes_caption_is_bold_on_every_line_it_wraps_to():
     assert not any("bisection" in "".join(e.itertext()) for e in route)
 
 
+def test_a_dgx_a100_map_does_not_claim_the_h100_boards_pcie_layout():
+    """The simplified-map note said every NVSwitch board gives each GPU a PCIe switch of its
+    own (true from HGX H100 on); a DGX A100 shares its switches between GPUs and NICs, so its
+    map names no NODE/SYS words and says its PCIe paths are not drawn."""
+    def words(d):
+        return " ".join(re.sub(r"<[^>]+>", " ", d.svg).split())
+    a100 = city_map(cl.cluster("A100", 8), route="p2p-pcie", pair=(0, 1))
+    assert "own NIC only" not in words(a100) and "its PCIe paths are not drawn" in words(a100)
+    assert route_legs(cl.cluster("A100", 8), "p2p-pcie", pair=(0, 1))["topo_word"] is None
+    h100 = city_map(cl.cluster("H100", 8), route="p2p-pcie", pair=(0, 3))
+    assert "own NIC only" in words(h100) and "shows NV18 between them" in words(h100)
+
+
 # --- bad input --------------------------------------------------------------------------
 @pytest.mark.parametrize("call,exc,word", [
     (lambda: city_map("H100"), TypeError, "cluster"),

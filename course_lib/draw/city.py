@@ -637,11 +637,14 @@ def route_legs(cluster: Cluster, route: str, *, pair=(0, 1), memory: str = "pinn
         if real is not None:
             # the map draws one switch; the real board's GPUs meet only at the CPU
             word = _real_topo_word(c, a, b)
-            where = ("the CPU's root complex" if word == "NODE"
-                     else "both CPUs' root complexes and the socket link")
+            if word is None:
+                path = "through PCIe switches and root complexes this map does not draw"
+            else:
+                where = ("the CPU's root complex" if word == "NODE"
+                         else "both CPUs' root complexes and the socket link")
+                path = f"through {where}, a PCIe path nvidia-smi calls {word}"
             legs = [{"text": f"GPU {a} → GPU {b} over PCIe Gen{gen}, peer-to-peer (no host "
-                             f"memory: on a real {real.name} through {where}, a PCIe path "
-                             f"nvidia-smi calls {word}; an upper bound there)",
+                             f"memory: on a real {real.name} {path}: an upper bound there)",
                      "kind": "pcie", "bw_bytes_per_s": bw}]
         else:
             legs = [{"text": f"GPU {a} → {via} → GPU {b} over PCIe Gen{gen}, peer-to-peer "
@@ -720,10 +723,10 @@ def _simplified_system(c: Cluster):
     """The real system a single-socket NVSwitch node stands for (``SYSTEMS``), or None.
 
     Every NVSwitch system of the catalog (DGX-2, DGX A100, DGX/HGX H100, ...) has two
-    CPU sockets, and each GPU shares a PCIe switch with its own NIC only; the city map
-    draws such a node with one city hall and one road junction, so it says so: it is a
-    simplified map, and the PCIe words between two of its GPUs are NODE (one socket)
-    or SYS (across the sockets), never PIX."""
+    CPU sockets and a tree of PCIe switches; the city map draws such a node with one city
+    hall and one road junction, so it says so: it is a simplified map.  On HGX/DGX H100
+    and later each GPU shares a switch with its own NIC only, so the PCIe words between
+    two of its GPUs are NODE (one socket) or SYS (across the sockets), never PIX."""
     if c.fabric != "nvswitch" or c.sockets != 1:
         return None
     systems = [s for s in hardware.SYSTEMS.values()
@@ -732,9 +735,18 @@ def _simplified_system(c: Cluster):
     return systems[0] if systems else None
 
 
-def _real_topo_word(c: Cluster, a: int, b: int) -> str:
+#: Boards where each GPU shares a PCIe switch with its own NIC only (HGX/DGX H100 and
+#: later): two GPUs meet at a root complex.  Older NVSwitch boards (DGX-2, DGX A100) share
+#: a switch between a few GPUs and NICs; the map does not name their PCIe words.
+_OWN_SWITCH_GPUS = ("H100", "H200", "B200")
+
+
+def _real_topo_word(c: Cluster, a: int, b: int) -> str | None:
     """``nvidia-smi topo -m``'s PCIe word for GPUs ``a`` and ``b`` on the real two-socket
-    board a simplified NVSwitch node stands for: NODE on one socket, SYS across."""
+    board a simplified NVSwitch node stands for: NODE on one socket, SYS across (None
+    for a board whose GPUs share PCIe switches: its layout is not drawn)."""
+    if c.gpu_record.name not in _OWN_SWITCH_GPUS:
+        return None
     half = c.gpus_per_node // 2
     return "NODE" if (a < half) == (b < half) else "SYS"
 
@@ -1198,10 +1210,15 @@ def city_map(cluster, *, route: str | None = None, highlight=None, max_nodes: in
         first += len(info["legs"])
     real = _simplified_system(c)
     if real is not None:
-        note = (f"Simplified map: one city hall and one road junction drawn. A real {real.name} "
-                f"has 2 CPU sockets, and each GPU shares a PCIe switch with its own NIC only "
-                f"(the PCIe path between two GPUs is NODE or SYS, not PIX; topo -m itself shows "
-                f"NV18 between them: NVLink).")
+        if c.gpu_record.name in _OWN_SWITCH_GPUS:
+            note = (f"Simplified map: one city hall and one road junction drawn. A real "
+                    f"{real.name} has 2 CPU sockets, and each GPU shares a PCIe switch with its "
+                    f"own NIC only (the PCIe path between two GPUs is NODE or SYS, not PIX; "
+                    f"topo -m itself shows NV{c.gpu_record.nvlink_links} between them: NVLink).")
+        else:
+            note = (f"Simplified map: one city hall and one road junction drawn. A real "
+                    f"{real.name} has 2 CPU sockets and several PCIe switches, each shared by "
+                    f"a few GPUs and NICs: its PCIe paths are not drawn.")
         room = 0.9 * (W - 30)
         caption += _wrap(note, room, 12, sep=" ")
     height = (y + drawn * (ch + 14) + (40 if more else 0)
