@@ -147,3 +147,17 @@ def test_ring_allreduce_part_c_names_the_one_link_mistake():
     # the bidirectional trap keeps its own message, and the right answer passes
     assert "bidirectional" in _run_part_c_test(h100.nvlink_bw_bidir_bytes_per_s)
     assert _run_part_c_test(h100.nvlink_bw_per_dir_bytes_per_s) is None
+
+
+def test_assignments_are_numbered_in_chapter_order():
+    """A reader: 'Assignment 2 (chapter 6)' and 'Assignment 4 (chapter 4)' ran against the
+    chapters' order on the hub's list; numbered by the first chapter each one follows."""
+    found = {}
+    for a in ASSIGNMENTS:
+        title = _nb(a).cells[0].source.splitlines()[0]
+        m = re.match(r"# Assignment (\d) — .*\(chapters? (\d+)", title)
+        assert m, title
+        found[int(m.group(1))] = int(m.group(2))
+    assert sorted(found) == [1, 2, 3, 4]
+    chapters = [found[k] for k in sorted(found)]
+    assert chapters == sorted(chapters), found
