@@ -214,3 +214,14 @@ def test_ch08_explorer_says_its_time_leaves_the_forward_pass_out(notebook_text):
     assert "T_fwd + this" in text
     md = " ".join(notebook_text("08_traffic_lights").split())
     assert "bring backward + communication (the explorer leaves the forward pass out" in md
+
+
+def test_quiz_buckets_say_mib_memory_and_exposure_as_the_chapter_does():
+    """Readers: DDP's bucket_cap_mb=25 is 25 MiB (bucket_cap_mb * 1024 * 1024); Q3 and Q4
+    disagreed on bucket memory; Q4 repeated 'the last bucket and the start-ups' exposed."""
+    from course_lib.content import chapter_quiz
+    text = " ".join(" ".join([q.prompt, *q.options, q.explanation, *q.why_wrong.values()])
+                    for q in chapter_quiz(8))
+    assert "25 MiB" in text and "25 MB)" not in text
+    assert "Small buckets use less extra memory" not in text
+    assert "last bucket and the start-ups" not in text
