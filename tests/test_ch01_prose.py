@@ -219,3 +219,14 @@ def test_chapter1_counts_six_routes_and_lists_them():
     assert "4.1 µs" not in text and "205 kB" not in text          # the old round-trip alpha
     p = cl.route_parameters("rdma", distance_m=10)
     assert f"{p['latency_s'] * p['bw_bytes_per_s'] / 1e3:.0f} kB" in text
+
+
+def test_final_readers_alphas_are_not_one_kind_and_p2p_only_approaches_line_rate(notebook_text):
+    """Final readers: the PCIe/NVLink alphas are costs per queued copy (a throughput figure),
+    the RDMA one half a ping-pong: not 'the same kind of number'; and no PCIe DMA reaches the
+    line rate (chapter 4 measures about 88 %), so peer-to-peer only approaches it."""
+    md = " ".join(notebook_text("01_city_at_night", "markdown").split())
+    assert "is the same kind of number" not in md
+    assert "compare them as orders of magnitude" in md
+    assert "reached under a shared PCIe switch" not in md
+    assert "approached under a shared PCIe switch" in md
