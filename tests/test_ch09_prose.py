@@ -300,3 +300,14 @@ def test_ch09_boundary_drawing_rates_are_explained():
     for rate in (intra, per_gpu_net):
         assert cl.format_bandwidth(rate) in text
     assert "spec sheet" in text
+
+
+def test_mixed_precision_is_not_said_to_halve_the_bytes(md):
+    """Final reader: standard AMP (autocast) all-reduces FP32 gradients; only 16-bit gradients
+    on the wire halve the traffic -- as chapter 11's quiz says.  The takeaway and the glossary
+    said 'mixed precision halves the traffic'."""
+    from course_lib import content
+    assert "(mixed precision) halves the traffic" not in md
+    assert "mixed precision with autocast alone keeps" in md
+    (entry,) = [g for g in content.GLOSSARY if "mixed-precision training" in g]
+    assert any("autocast alone keeps FP32 gradients" in str(f) for f in entry)

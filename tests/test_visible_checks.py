@@ -275,3 +275,23 @@ def test_scaling_limits_one_slip_costs_only_its_own_part(tmp_path, grade_id, rig
     nbformat.write(nb, path)
     failed, printed = validate(path)
     assert set(failed) == fails, {k: v[-300:] for k, v in failed.items()}
+
+
+def test_scaling_limits_part_d_accepts_chapter_7s_per_step_latency(tmp_path):
+    """Final reader: Part D said only 'use cl.ring_allreduce_time_s' and tested to 1e-6, so a
+    learner who passed chapter 7's per-step latency (0.067131 s against 0.067123 s) failed,
+    told 'should be 0.0671 s, you have 0.0671 s'.  The prompt now says 'bandwidth term only'
+    and, as in ring_allreduce, the latency is accepted."""
+    a = "scaling_limits"
+    folder = tmp_path / a
+    shutil.copytree(REPO / "solutions" / a, folder)
+    path = folder / f"{a}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    cell = _cells(nb)["part_d"]
+    for bw in ('cl.MEASURED["busbw_allreduce_8xH100_ring"].value)', "cl.pcie_bw_per_dir_bytes_per_s(5))"):
+        assert bw in cell.source
+        cell.source = cell.source.replace(bw, bw[:-1] + ', latency_s=cl.latency_s("nccl_hop_nvlink"))')
+    nbformat.write(nb, path)
+    failed, printed = validate(path)
+    assert failed == {}, {k: v[-300:] for k, v in failed.items()}
+    assert "bandwidth term only" in "".join(c.source for c in nb.cells if c.cell_type == "markdown")
