@@ -107,8 +107,8 @@ def test_the_chapters_inputs_are_the_values_modules(nb):
 
 
 def test_ddp_bucket_quiz_gives_the_models_share_of_the_plateau():
-    """Issue 30: Q4 said 25 MB is 'well above the half-bandwidth size'; the predictor gives a
-    25 MB AllReduce 62 % of the plateau busbw on one DGX H100 and 35 % on 16 nodes."""
+    """Issue 30: Q4 said 25 MiB is 'well above the half-bandwidth size'; the predictor gives a
+    25 MiB AllReduce 63 % of the plateau busbw on one DGX H100 and 36 % on 16 nodes."""
     from course_lib import content
     q = content.chapter_quiz(8)[3]
     text = " ".join([q.prompt, *q.options, q.explanation])
@@ -116,8 +116,8 @@ def test_ddp_bucket_quiz_gives_the_models_share_of_the_plateau():
     share = {}
     for key, clu in (("one", cl.cluster("H100")), ("many", cl.cluster("H100", nodes=16, nic="NDR"))):
         plateau = cl.predict_collective("allreduce", 16 * cl.GiB, clu).busbw_bytes_per_s
-        share[key] = cl.predict_collective("allreduce", 25e6, clu).busbw_bytes_per_s / plateau
-    assert round(share["one"], 2) == 0.62 and round(share["many"], 2) == 0.35
+        share[key] = cl.predict_collective("allreduce", 25 * 2 ** 20, clu).busbw_bytes_per_s / plateau
+    assert 0.55 < share["one"] < 0.7 and 0.3 < share["many"] < 0.4     # well below the plateau
     assert f"{share['one']:.0%} of the plateau busbw".replace("%", " %") in q.explanation
     assert f"{share['many']:.0%} across 16".replace("%", " %") in q.explanation
 

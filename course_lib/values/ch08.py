@@ -34,7 +34,7 @@ EX_GRAD_BYTES, EX_BACKWARD_S, EX_MAX_BUCKETS = 1e9, 0.03, 128
 Q1_FAST_S, Q1_SLOW_S, Q1_GPUS, Q2_COMM_S, Q4_SMALL_BYTES = 0.1, 0.13, 8, 0.6, 1e6
 #: PyTorch DDP's default bucket (quoted: torch.nn.parallel.DistributedDataParallel's
 #: bucket_cap_mb=25).
-DDP_BUCKET_BYTES = 25e6
+DDP_BUCKET_BYTES = 25 * 2 ** 20        # bucket_cap_mb=25, applied as MiB (x 1024 x 1024)
 ALGORITHM_NAMES = {"nvls": "NVLS", "ring": "ring", "tree": "tree", "direct": "direct"}
 
 
@@ -157,7 +157,7 @@ def values() -> dict[str, str]:
                q2_step=f"{overlap_step_time_s(ARTICLE_COMPUTE_S, Q2_COMM_S):.2f} s",
                q2_max=f"{max(ARTICLE_COMPUTE_S, Q2_COMM_S):.1f} s",
                q2_sum=f"{iteration_time_s(ARTICLE_COMPUTE_S, Q2_COMM_S, overlap=False):.1f} s",
-               ddp_bucket=format_bytes(DDP_BUCKET_BYTES), q4_small=format_bytes(Q4_SMALL_BYTES))
+               ddp_bucket=format_bytes(DDP_BUCKET_BYTES, binary=True), q4_small=format_bytes(Q4_SMALL_BYTES))
     one, many = cluster("H100"), cluster("H100", nodes=16, nic="NDR")
     for key, clu in (("q4_one_node", one), ("q4_16_nodes", many)):
         plateau = predict_collective("allreduce", 16 * GiB, clu).busbw_bytes_per_s
