@@ -161,3 +161,18 @@ def test_assignments_are_numbered_in_chapter_order():
     assert sorted(found) == [1, 2, 3, 4]
     chapters = [found[k] for k in sorted(found)]
     assert chapters == sorted(chapters), found
+
+
+def test_hop_counts_part_f_says_which_model_of_a_hop_it_grades():
+    """Final reader: Part F defined a hop by its slowest link and called
+    cl.ring_bottleneck_bw_bytes_per_s 'the answer' -- which also divides a link shared by
+    several hops (chapter 6).  The prompt now says sharing is ignored and why the two agree on
+    the graded cases; those cases indeed share no link."""
+    import course_lib as cl
+    nb = _nb("hop_counts")
+    md = next(c.source for c in nb.cells
+              if c.metadata.get("nbgrader", {}).get("grade_id") == "part_f_md")
+    assert "is the answer" not in md and "ignoring links shared by" in md
+    topo = cl.two_level_topology(2, 4)
+    for ranks in ([0, 1, 2, 3], [0, 4, 1, 5], [0, 1, 4, 5]):
+        assert max(cl.ring_link_flows(topo, ranks).values()) == 1
