@@ -141,7 +141,9 @@ sizes_resident_bytes = np.ma.masked_array(sizes_resident_bytes)
 times_resident_s = np.ma.masked_array(times_resident_s)
 '''
 
-LOST_TO_FORGERY = P["part_c"] + P["part_e"]   # parts A, B, D were in the forged answer
+# parts A, B, D were in the forged answer, and C calls the learner's A/B functions (its
+# errors are carried forward): only E, which falls back when they fail, keeps its point
+LOST_TO_FORGERY = P["part_e"]
 #: (assignment, student) -> (notebook maker, expected score, incident kinds that must be reported)
 GRADED = {
     (RING, "good"): (lambda: submission(RING), ALL, set()),

@@ -390,8 +390,9 @@ INVERTED_RATIO_F = "placement_ratio = spread_bw / packed_bw"
 
 WRONG_ANSWERS = {
     # name: (assignment, part it is appended to, code, the tests that must fail)
-    "seeds-max-overlap": ("scaling_limits", "part_b", SEEDS_MAX_B, {"part_b_test", "part_d_test"}),
-    "forward-hides-comm": ("scaling_limits", "part_b", FORWARD_HIDES_B, {"part_b_test", "part_d_test"}),
+    # Part D uses the learner's step_time_s and carries Part B's error forward: B alone fails
+    "seeds-max-overlap": ("scaling_limits", "part_b", SEEDS_MAX_B, {"part_b_test"}),
+    "forward-hides-comm": ("scaling_limits", "part_b", FORWARD_HIDES_B, {"part_b_test"}),
     "seeds-max-in-part-d": ("scaling_limits", "part_d", SEEDS_MAX_D, {"part_d_test"}),
     "ring-without-wrap": ("hop_counts", "part_f", NO_WRAP_F, {"part_f_test"}),
     "ring-mean-hop": ("hop_counts", "part_f", MEAN_F, {"part_f_test"}),
