@@ -106,6 +106,20 @@ def validate(path):
     return failed, printed
 
 
+def _validate_with(tmp_path, a, grade_id, right, wrong):
+    """The instructor's solution of ``a`` (hidden tests in) with ``right`` replaced by
+    ``wrong`` in its cell ``grade_id``, run through Validate: (failed parts, stdout)."""
+    folder = tmp_path / a
+    shutil.copytree(REPO / "solutions" / a, folder)
+    path = folder / f"{a}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    cell = _cells(nb)[grade_id]
+    assert right in cell.source
+    cell.source = cell.source.replace(right, wrong)
+    nbformat.write(nb, path)
+    return validate(path)
+
+
 @pytest.mark.parametrize("a", ALL)
 def test_hidden_tests_stay_out_of_the_release(a):
     release = (REPO / "exercises" / a / f"{a}.ipynb").read_text(encoding="utf-8")
@@ -216,15 +230,7 @@ def test_ring_allreduce_one_slip_costs_only_its_own_part(tmp_path, grade_id, rig
     are checked against what the learner's own functions give (error carried forward, visible
     and hidden checks alike) and D against the course's ring time: only the slip's parts fail."""
     a = "ring_allreduce"
-    folder = tmp_path / a
-    shutil.copytree(REPO / "solutions" / a, folder)
-    path = folder / f"{a}.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    cell = _cells(nb)[grade_id]
-    assert right in cell.source
-    cell.source = cell.source.replace(right, wrong)
-    nbformat.write(nb, path)
-    failed, printed = validate(path)
+    failed, printed = _validate_with(tmp_path, a, grade_id, right, wrong)
     assert set(failed) == fails, {k: v[-300:] for k, v in failed.items()}
     for letter in sorted(set("CDE") - fails):
         assert f"Part {letter}: passed" in printed
@@ -265,15 +271,7 @@ def test_scaling_limits_one_slip_costs_only_its_own_part(tmp_path, grade_id, rig
     seeds_speedup failed A, C and E (7 of 9 points), the articles' max in step_time_s failed
     B and D; now C, D and E carry the error forward, so only the slip's own part fails."""
     a = "scaling_limits"
-    folder = tmp_path / a
-    shutil.copytree(REPO / "solutions" / a, folder)
-    path = folder / f"{a}.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    cell = _cells(nb)[grade_id]
-    assert right in cell.source
-    cell.source = cell.source.replace(right, wrong)
-    nbformat.write(nb, path)
-    failed, printed = validate(path)
+    failed, printed = _validate_with(tmp_path, a, grade_id, right, wrong)
     assert set(failed) == fails, {k: v[-300:] for k, v in failed.items()}
 
 
